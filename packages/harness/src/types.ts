@@ -1,0 +1,45 @@
+import type { DraftEvent, OutcomeStatus, StopReason } from '@paddock/protocol';
+import type { ModelMessage } from 'ai';
+
+/** Where a harness reaches models: the Paddock model gateway, an OpenAI-compatible endpoint. */
+export interface GatewayAccess {
+  /** Base URL of the OpenAI-compatible API, e.g. `http://127.0.0.1:8787/v2/gateway/v1`. */
+  baseURL: string;
+  /** Bearer token for the gateway (the thread-bound token). */
+  apiKey: string;
+}
+
+export interface HarnessTurnInput {
+  turnId: string;
+  /** Model id as the gateway knows it, e.g. `scripted` or `openai/gpt-4.1`. */
+  model: string;
+  instructions?: string;
+  /** The whole conversation so far, oldest first; the newest user message(s) last. */
+  messages: ModelMessage[];
+  gateway: GatewayAccess;
+  /** Root that every file tool is confined to (`/workspace` inside a sandbox). */
+  workspaceDir: string;
+  /** Environment for tool processes (agent secrets, PADDOCK_API_URL, PADDOCK_TOKEN, PATH, HOME). */
+  env: Record<string, string>;
+  /** Aborting it stops the model call and kills the running tool's process group. */
+  signal: AbortSignal;
+  /** Receives every normalized event of the turn, in order. */
+  emit(event: DraftEvent): void;
+}
+
+export interface HarnessTurnResult {
+  stopReason: StopReason;
+  /** Set when the model called `report_outcome` (D7). */
+  outcome?: { status: OutcomeStatus; summary: string };
+  /** Messages this turn added to the conversation (assistant and tool messages), to persist. */
+  messages: ModelMessage[];
+  /** Text of the last assistant message, used for the `idle` summary when no outcome was reported. */
+  lastAssistantText: string;
+  /** Set when stopReason is `error`. */
+  error?: { code: string; message: string; retryable: boolean };
+}
+
+export interface Harness {
+  readonly name: string;
+  runTurn(input: HarnessTurnInput): Promise<HarnessTurnResult>;
+}

@@ -1,0 +1,3 @@
+export * from './events.ts';
+export * from './ids.ts';
+export * from './time.ts';
