@@ -1,0 +1,55 @@
+import fastifySwagger from '@fastify/swagger';
+import type { Authenticator, Services } from '@paddock/core';
+import type { ModelRouter } from '@paddock/models';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Logger } from 'pino';
+import { installAuth } from './http/auth.ts';
+import { installErrorHandling } from './http/errors.ts';
+import { gatewayRoutes } from './http/gateway.ts';
+import { eventStreamRoutes } from './http/public/event-stream.ts';
+import { taskRoutes } from './http/public/tasks.ts';
+import { threadRoutes } from './http/public/threads.ts';
+
+export interface AppOptions {
+  services: Services;
+  authenticator: Authenticator;
+  models: ModelRouter;
+  logger: Logger;
+  bodyLimit: number;
+  keepaliveMs: number;
+}
+
+/** The HTTP surface: wiring only. Routes parse with protocol schemas and call one core verb. */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: options.logger,
+    bodyLimit: options.bodyLimit,
+    genReqId: (req) => (req.headers['x-request-id'] as string | undefined)?.slice(0, 100) || crypto.randomUUID(),
+    requestIdHeader: false,
+    return503OnClosing: true,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.addHook('onSend', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+  });
+  installErrorHandling(app);
+  await app.register(fastifySwagger, {
+    openapi: {
+      info: { title: 'Paddock', description: 'Runs AI agents in isolated sandboxes.', version: '2' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+  installAuth(app, options.authenticator);
+
+  app.get('/v2/openapi.json', { config: { auth: false }, schema: { hide: true } }, () => app.swagger());
+  app.get('/healthz', { config: { auth: false }, schema: { hide: true } }, () => ({ ok: true }));
+  threadRoutes(app, options.services);
+  taskRoutes(app, options.services);
+  eventStreamRoutes(app, options.services, { keepaliveMs: options.keepaliveMs });
+  gatewayRoutes(app, options.services, options.models);
+  return app;
+}

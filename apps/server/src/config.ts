@@ -1,0 +1,47 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const positiveMs = z.coerce.number().int().positive();
+
+/** Every setting, parsed once at start-up from the environment (D1, D10). */
+const configSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PADDOCK_DATA_DIR: z.string().min(1).default('./.paddock'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must be a postgres:// URL (or sqlite:)')
+    .optional(),
+  PADDOCK_BOOTSTRAP_TOKEN: z.string().startsWith('pdk_pat_', 'must start with pdk_pat_').min(24).optional(),
+  PADDOCK_ADMIN_PASSWORD: z.string().min(8).optional(),
+  PADDOCK_SECRET_KEY: z
+    .string()
+    .regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/, 'must be 32 bytes as 64 hex characters or base64')
+    .optional(),
+  PADDOCK_LEASE_TTL_MS: positiveMs.default(30_000),
+  PADDOCK_ADOPTION_WINDOW_MS: positiveMs.default(180_000),
+  PADDOCK_SSE_KEEPALIVE_MS: positiveMs.default(15_000),
+  PADDOCK_MAX_CONCURRENT_TURNS: z.coerce.number().int().positive().default(16),
+  PADDOCK_SANDBOX: z.enum(['auto', 'bwrap', 'process']).default('auto'),
+  PADDOCK_SANDBOX_UID: z.coerce.number().int().positive().default(65534),
+  PADDOCK_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  PADDOCK_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(4 * 1024 * 1024),
+  PADDOCK_DEFAULT_MODEL: z.string().min(1).optional(),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  OPENAI_BASE_URL: z.url().optional(),
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+});
+
+export type Config = z.infer<typeof configSchema> & { dataDir: string };
+
+/** Parses the environment; a bad value throws one line naming the variable. */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const result = configSchema.safeParse(env);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw new ConfigError(`invalid ${String(issue.path[0])}: ${issue.message}`);
+  }
+  return { ...result.data, dataDir: resolve(result.data.PADDOCK_DATA_DIR) };
+}
+
+export class ConfigError extends Error {}

@@ -1,0 +1,27 @@
+import { type Actor, type Authenticator, requireScope } from '@paddock/core';
+import type { Scope } from '@paddock/protocol';
+import type { FastifyInstance } from 'fastify';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** `false` for public routes; otherwise the scope the credential needs (none for reads). */
+    auth?: false | { scope?: Scope };
+  }
+  interface FastifyRequest {
+    actor: Actor;
+  }
+}
+
+/**
+ * Authenticates every routed request and checks the route's declared scope before any handler
+ * runs, so a refused write changes nothing.
+ */
+export function installAuth(app: FastifyInstance, authenticator: Authenticator): void {
+  app.decorateRequest('actor', undefined as unknown as Actor);
+  app.addHook('onRequest', async (request) => {
+    const auth = request.routeOptions.config.auth;
+    if (auth === false || request.is404) return;
+    request.actor = await authenticator.authenticate(request.headers.authorization);
+    if (auth?.scope) requireScope(request.actor, auth.scope);
+  });
+}

@@ -1,0 +1,59 @@
+import { type ErrorCode, errorStatus, stringDetailCodes } from '@paddock/protocol';
+import { PaddockError } from '@paddock/core';
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+
+interface ValidationIssue {
+  instancePath: string;
+  message: string;
+  keyword: string;
+  params?: { keys?: string[] };
+}
+
+/** D3: a 422 lists each problem as `{loc, msg, type}`; unknown fields get one entry each. */
+function validationDetail(context: string, issues: ValidationIssue[]) {
+  return issues.flatMap((issue) => {
+    const path = issue.instancePath.split('/').filter(Boolean);
+    const loc = [context, ...path.map((p) => (/^\d+$/.test(p) ? Number(p) : p))];
+    if (issue.keyword === 'unrecognized_keys' && issue.params?.keys) {
+      return issue.params.keys.map((key) => ({ loc: [...loc, key], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' }));
+    }
+    return [{ loc, msg: issue.message, type: issue.keyword }];
+  });
+}
+
+/** The one place error codes become HTTP statuses and `{detail}` bodies. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setNotFoundHandler((_request, reply) => {
+    void reply.code(404).send({ detail: 'Not Found' });
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (hasZodFastifySchemaValidationErrors(error)) {
+      const context = error.validationContext === 'querystring' ? 'query' : (error.validationContext ?? 'body');
+      return reply.code(422).send({ detail: validationDetail(context, error.validation as ValidationIssue[]) });
+    }
+    if (error instanceof PaddockError) {
+      const status = error.status ?? errorStatus[error.code as ErrorCode] ?? 400;
+      if (error.retryAfter !== undefined) void reply.header('Retry-After', String(error.retryAfter));
+      const detail = stringDetailCodes.has(error.code as ErrorCode)
+        ? error.message
+        : { code: error.code, message: error.message, ...error.extra };
+      return reply.code(status).send({ detail });
+    }
+    switch (error.code) {
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return reply.code(413).send({ detail: 'Request body is too large' });
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return reply.code(415).send({ detail: 'Content-Type must be application/json' });
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+        return reply.code(422).send({ detail: [{ loc: ['body'], msg: 'Body is not valid JSON', type: 'json_invalid' }] });
+    }
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+      return reply.code(error.statusCode).send({ detail: error.message });
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send({ detail: 'Internal Server Error' });
+  });
+}

@@ -1,0 +1,29 @@
+import { PaddockError, type Services } from '@paddock/core';
+import { handleChatCompletions, type ModelRouter } from '@paddock/models';
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * The model gateway: an OpenAI-compatible `chat/completions` endpoint. Sandboxes reach it with
+ * their thread token, so upstream provider keys never enter a sandbox.
+ */
+export function gatewayRoutes(app: FastifyInstance, _services: Services, router: ModelRouter): void {
+  app.post('/v2/gateway/v1/chat/completions', async (request, reply) => {
+    if (request.actor.credential.binding.type === 'agent') {
+      throw new PaddockError('forbidden', 'the model gateway takes thread tokens and personal access tokens');
+    }
+    const controller = new AbortController();
+    request.raw.on('close', () => controller.abort());
+    reply.raw.on('close', () => controller.abort());
+    const answer = await handleChatCompletions(router, request.body, controller.signal);
+    if ('json' in answer) return reply.code(answer.status).send(answer.json);
+    reply.hijack();
+    reply.raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    for await (const frame of answer.stream) reply.raw.write(frame);
+    reply.raw.end();
+  });
+
+  app.get('/v2/gateway/v1/models', async () => ({
+    object: 'list',
+    data: router.list().map((id) => ({ id, object: 'model', owned_by: 'paddock' })),
+  }));
+}

@@ -1,0 +1,53 @@
+import { interruptThread, listTaskEvents, PaddockError, type Services, taskNotFound } from '@paddock/core';
+import { interruptBodySchema, taskEventRecordSchema, taskEventsQuerySchema, taskParamsSchema, taskRecordSchema } from '@paddock/protocol';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { ctxOf } from '../context.ts';
+
+/** The task surface: a thread addressed by its id as a task (spec: "What the service does", 2). */
+export function taskRoutes(app: FastifyInstance, services: Services): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.get(
+    '/v2/tasks/:task_id/events',
+    {
+      schema: {
+        params: taskParamsSchema,
+        querystring: taskEventsQuerySchema,
+        response: { 200: z.object({ items: z.array(taskEventRecordSchema) }) },
+      },
+    },
+    (request) =>
+      asTask(listTaskEvents({
+        ctx: ctxOf(services, request),
+        taskId: request.params.task_id,
+        limit: request.query.limit,
+        desc: request.query.desc,
+      })),
+  );
+
+  r.post(
+    '/v2/tasks/:task_id/interrupt',
+    {
+      config: { auth: { scope: 'publish' } },
+      schema: { params: taskParamsSchema, body: interruptBodySchema, response: { 200: taskRecordSchema } },
+    },
+    (request) =>
+      asTask(interruptThread({
+        ctx: ctxOf(services, request),
+        threadId: request.params.task_id,
+        expectedGeneration: request.body?.expected_generation,
+      })),
+  );
+}
+
+/** On the task surface a missing thread is a missing task (D3 wording). */
+async function asTask<T>(answer: Promise<T>): Promise<T> {
+  try {
+    return await answer;
+  } catch (error) {
+    if (error instanceof PaddockError && error.code === 'thread_not_found') throw taskNotFound();
+    throw error;
+  }
+}

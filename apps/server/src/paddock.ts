@@ -1,0 +1,119 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  bootstrap,
+  createAuthenticator,
+  createProviderPolicy,
+  createSecretBox,
+  createTurnExecutor,
+  type Services,
+} from '@paddock/core';
+import { createModelRouter } from '@paddock/models';
+import { createEventLog, createInProcessEventBus, createTurnWorker } from '@paddock/runtime';
+import { openStore } from '@paddock/store';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { buildApp } from './app.ts';
+import type { Config } from './config.ts';
+import { createLogger } from './logger.ts';
+import { startSandboxHost } from './sandbox-host.ts';
+import { loadSecretKey } from './secret-key.ts';
+
+export interface Paddock {
+  app: FastifyInstance;
+  /** Base URL the server listens on, e.g. `http://127.0.0.1:8787`. */
+  url: string;
+  services: Services;
+  logger: Logger;
+  close(): Promise<void>;
+}
+
+/** Builds every adapter once from the parsed config, starts the server and the turn worker. */
+export async function startPaddock(config: Config, options: { logger?: Logger } = {}): Promise<Paddock> {
+  const logger = options.logger ?? createLogger(config.PADDOCK_LOG_LEVEL);
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const store = await openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.dataDir });
+  const secrets = createSecretBox(loadSecretKey(config.PADDOCK_SECRET_KEY, config.dataDir));
+  const boot = await bootstrap(store, {
+    bootstrapToken: config.PADDOCK_BOOTSTRAP_TOKEN,
+    adminPassword: config.PADDOCK_ADMIN_PASSWORD,
+  });
+  if (boot.created) announceBootstrap(config.dataDir, boot.created, logger);
+
+  const models = createModelRouter({
+    openai: config.OPENAI_API_KEY ? { apiKey: config.OPENAI_API_KEY, baseURL: config.OPENAI_BASE_URL } : undefined,
+    anthropic: config.ANTHROPIC_API_KEY ? { apiKey: config.ANTHROPIC_API_KEY } : undefined,
+    defaultModel: config.PADDOCK_DEFAULT_MODEL,
+  });
+  const events = createEventLog(store, createInProcessEventBus());
+  const services: Services = {
+    store,
+    events,
+    secrets,
+    providers: createProviderPolicy(new Set(['sandbox_a'])),
+    sandboxes: undefined as unknown as Services['sandboxes'],
+    workspacesDir: join(config.dataDir, 'workspaces'),
+    defaultModel: models.defaultModel,
+    log: logger,
+  };
+  const app = await buildApp({
+    services,
+    authenticator: createAuthenticator(store),
+    models,
+    logger,
+    bodyLimit: config.PADDOCK_BODY_LIMIT_BYTES,
+    keepaliveMs: config.PADDOCK_SSE_KEEPALIVE_MS,
+  });
+  await app.listen({ port: config.PORT, host: config.HOST });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  const url = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
+
+  const sandboxHost = await startSandboxHost({
+    mode: config.PADDOCK_SANDBOX,
+    stateDir: join(config.dataDir, 'sandboxes'),
+    apiTarget: { host: config.HOST, port },
+    apiUrl: url,
+    sandboxUid: config.PADDOCK_SANDBOX_UID,
+    logger,
+  });
+  services.sandboxes = sandboxHost.host;
+  const executor = createTurnExecutor(services);
+  const worker = createTurnWorker({
+    store,
+    execute: executor.execute,
+    settleExpired: executor.settleExpired,
+    leaseTtlMs: config.PADDOCK_LEASE_TTL_MS,
+    concurrency: config.PADDOCK_MAX_CONCURRENT_TURNS,
+    log: logger,
+  });
+  services.worker = worker;
+  worker.start();
+  logger.info({ url, database: store.dialect, sandbox: sandboxHost.isolation }, 'paddock is listening');
+
+  return {
+    app,
+    url,
+    services,
+    logger,
+    async close() {
+      await worker.stop();
+      await app.close();
+      await sandboxHost.shutdown();
+      await store.close();
+    },
+  };
+}
+
+/** D2: the first start prints the admin's token (and generated password) once and keeps them in 0600 files. */
+function announceBootstrap(dataDir: string, created: { token: string; password?: string }, logger: Logger): void {
+  writeFileSync(join(dataDir, 'bootstrap-token'), `${created.token}\n`, { mode: 0o600 });
+  if (created.password) writeFileSync(join(dataDir, 'admin-password'), `${created.password}\n`, { mode: 0o600 });
+  const lines = [
+    `Bootstrap token (admin, scopes read,publish,admin): ${created.token}`,
+    `  saved to ${join(dataDir, 'bootstrap-token')}`,
+  ];
+  if (created.password) lines.push(`Admin password: ${created.password}`, `  saved to ${join(dataDir, 'admin-password')}`);
+  process.stdout.write(`\n${lines.join('\n')}\n\n`);
+  logger.info('bootstrap: created admin, organization and team "default"');
+}

@@ -1,0 +1,40 @@
+import type { ThreadEvent } from '@paddock/protocol';
+import type { TestServer } from '@paddock/testing/server';
+import { expect } from 'vitest';
+
+export async function json<T = Record<string, unknown>>(response: Response, status: number): Promise<T> {
+  const body = await response.text();
+  expect(response.status, body).toBe(status);
+  return JSON.parse(body) as T;
+}
+
+/** Waits until the thread is settled (not running) and answers it. */
+export async function settled(server: TestServer, threadId: string, timeoutMs = 20_000) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const thread = await json<{ status: string; title: string; agent_id: string }>(
+      await server.request('GET', `/v2/threads/${threadId}`),
+      200,
+    );
+    if (thread.status !== 'running') return thread;
+    if (Date.now() > until) throw new Error(`thread ${threadId} still running after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function allEvents(server: TestServer, threadId: string): Promise<ThreadEvent[]> {
+  const page = await json<{ items: ThreadEvent[] }>(
+    await server.request('GET', `/v2/threads/${threadId}/events?limit=1000`),
+    200,
+  );
+  return page.items;
+}
+
+/** Event types in order, with chunk runs collapsed, for asserting a turn's shape. */
+export function shape(events: ThreadEvent[]): string[] {
+  return events.map((e) => e.type).filter((t, i, all) => !(t === 'assistant.message.chunk' && all[i - 1] === t));
+}
+
+export function agentSpec(overrides: Record<string, unknown> = {}) {
+  return { instructions: 'You are a test agent.', ...overrides };
+}

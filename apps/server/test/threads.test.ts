@@ -1,0 +1,228 @@
+import { testDatabases } from '@paddock/testing';
+import { type TestServer, startTestServer } from '@paddock/testing/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentSpec, allEvents, json, settled, shape } from './helpers.ts';
+
+describe.each(testDatabases())('threads on $name', (database) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(database);
+  });
+  afterAll(() => server.close());
+
+  it('runs a first turn end to end in the sandbox: entrypoint, secrets, tool call, reply, settle', async () => {
+    const created = await json<{ thread_id: string; agent_id: string; status: string }>(
+      await server.request('POST', '/v2/threads', {
+        body: {
+          agent: agentSpec({ entrypoint: 'echo hi > /workspace/boot.txt', secrets: { GREETING: 'hello' } }),
+          input: '::sh echo $GREETING && cat boot.txt',
+        },
+      }),
+      201,
+    );
+    expect(created.status).toBe('running');
+    const thread = await settled(server, created.thread_id);
+    expect(thread.status).toBe('idle');
+    expect(thread.title).toBe('::sh echo $GREETING && cat boot.txt');
+
+    const events = await allEvents(server, created.thread_id);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    const types = shape(events).filter((t) => t !== 'sandbox.status' && t !== 'entrypoint.output' && t !== 'usage');
+    expect(types).toEqual([
+      'user.message',
+      'turn.started',
+      'tool_call.start',
+      'tool_call.end',
+      'assistant.message.chunk',
+      'assistant.message',
+      'turn.ended',
+      'idle',
+    ]);
+    const end = events.find((e) => e.type === 'tool_call.end')!;
+    expect(end.data).toMatchObject({ status: 'ok', exit_code: 0 });
+    expect(end.data.output).toContain('hello\nhi');
+    expect(events.find((e) => e.type === 'tool_call.start')!.tool_id).toBe(end.tool_id);
+    expect(events.some((e) => e.type === 'entrypoint.output' && e.data.exit_code === 0)).toBe(true);
+    expect(events.at(-1)!.data).toMatchObject({ status: 'idle' });
+    // Secrets never appear in the event log.
+    expect(JSON.stringify(events.filter((e) => e.type !== 'tool_call.end'))).not.toContain('hello');
+
+    const transcript = await json<{ items: { role: string; content: string; metadata?: { model?: string } }[] }>(
+      await server.request('GET', `/v2/threads/${created.thread_id}/messages`),
+      200,
+    );
+    expect(transcript.items.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(transcript.items[1]!.metadata?.model).toBe('scripted');
+    expect(transcript.items[1]!.content).toContain('hello');
+  });
+
+  it('continues a thread with a follow-up in the same workspace and conversation', async () => {
+    const { thread_id } = await json<{ thread_id: string }>(
+      await server.request('POST', '/v2/threads', { body: { agent: agentSpec(), input: '::sh echo one > note.txt' } }),
+      201,
+    );
+    await settled(server, thread_id);
+    const appended = await json<{ messages: { id: string; role: string }[]; run_started: boolean }>(
+      await server.request('POST', `/v2/threads/${thread_id}/messages`, {
+        body: { messages: [{ content: '::sh cat note.txt' }], run: true },
+      }),
+      201,
+    );
+    expect(appended.run_started).toBe(true);
+    expect(appended.messages[0]!.role).toBe('user');
+    await settled(server, thread_id);
+    const events = await allEvents(server, thread_id);
+    expect(events.filter((e) => e.type === 'turn.started')).toHaveLength(2);
+    expect(events.filter((e) => e.type === 'idle')).toHaveLength(2);
+    const outputs = events.filter((e) => e.type === 'tool_call.end').map((e) => e.data.output);
+    expect(outputs[1]).toContain('one');
+    const transcript = await json<{ items: { role: string; content: string }[] }>(
+      await server.request('GET', `/v2/threads/${thread_id}/messages`),
+      200,
+    );
+    expect(transcript.items.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    expect(transcript.items[2]!.content).toBe('::sh cat note.txt');
+  });
+
+  it('appends without running, then queues a follow-up sent while a turn runs for the next turn', async () => {
+    const { thread_id } = await json<{ thread_id: string }>(
+      await server.request('POST', '/v2/threads', { body: { agent: agentSpec() } }),
+      201,
+    );
+    const quiet = await json<{ run_started: boolean }>(
+      await server.request('POST', `/v2/threads/${thread_id}/messages`, { body: { messages: [{ content: 'note' }] } }),
+      201,
+    );
+    expect(quiet.run_started).toBe(false);
+    const started = await json<{ run_started: boolean }>(
+      await server.request('POST', `/v2/threads/${thread_id}/messages`, {
+        body: { messages: [{ content: '::sleep 400\nwaiting' }], run: true },
+      }),
+      201,
+    );
+    expect(started.run_started).toBe(true);
+    const queued = await json<{ run_started: boolean }>(
+      await server.request('POST', `/v2/threads/${thread_id}/messages`, {
+        body: { messages: [{ content: 'after the sleep' }], run: true },
+      }),
+      201,
+    );
+    expect(queued.run_started).toBe(false);
+    await settled(server, thread_id);
+    const events = await allEvents(server, thread_id);
+    const starts = events.filter((e) => e.type === 'turn.started').map((e) => e.seq);
+    const followUp = events.find((e) => e.type === 'user.message' && e.data.content === 'after the sleep')!;
+    expect(starts).toHaveLength(2);
+    expect(followUp.seq).toBeGreaterThan(events.find((e) => e.type === 'idle')!.seq);
+    const transcript = await json<{ items: { content: string }[] }>(
+      await server.request('GET', `/v2/threads/${thread_id}/messages`),
+      200,
+    );
+    expect(transcript.items.map((m) => m.content)).toEqual([
+      'note',
+      '::sleep 400\nwaiting',
+      'You said: waiting',
+      'after the sleep',
+      'You said: after the sleep',
+    ]);
+  });
+
+  it('reuses the agent for an identical spec and makes a new one for any difference', async () => {
+    const spec = agentSpec({ secrets: { KEY: 'v1' }, title: 'Reuse' });
+    const a = await json<{ agent_id: string; thread_id: string }>(
+      await server.request('POST', '/v2/threads', { body: { agent: spec } }),
+      201,
+    );
+    const b = await json<{ agent_id: string; thread_id: string }>(
+      await server.request('POST', '/v2/threads', {
+        body: { agent: { ...spec, harness: 'coding_alpha', machine_kind: 'sandbox_a', skills: [] } },
+      }),
+      201,
+    );
+    const c = await json<{ agent_id: string }>(
+      await server.request('POST', '/v2/threads', { body: { agent: { ...spec, secrets: { KEY: 'v2' } } } }),
+      201,
+    );
+    expect(b.agent_id).toBe(a.agent_id);
+    expect(b.thread_id).not.toBe(a.thread_id);
+    expect(c.agent_id).not.toBe(a.agent_id);
+    const byId = await json<{ agent_id: string }>(
+      await server.request('POST', '/v2/threads', { body: { agent_id: a.agent_id, input: 'hello there' } }),
+      201,
+    );
+    expect(byId.agent_id).toBe(a.agent_id);
+  });
+
+  it('settles to the reported outcome, and to fail on a model error', async () => {
+    const ok = await json<{ thread_id: string }>(
+      await server.request('POST', '/v2/threads', { body: { agent: agentSpec(), input: '::outcome success all done' } }),
+      201,
+    );
+    const bad = await json<{ thread_id: string }>(
+      await server.request('POST', '/v2/threads', { body: { agent: agentSpec(), input: '::error upstream exploded' } }),
+      201,
+    );
+    expect((await settled(server, ok.thread_id)).status).toBe('success');
+    expect((await allEvents(server, ok.thread_id)).at(-1)!.data).toEqual({ status: 'success', summary: 'all done' });
+    expect((await settled(server, bad.thread_id)).status).toBe('fail');
+    const events = await allEvents(server, bad.thread_id);
+    expect(events.find((e) => e.type === 'error')!.data).toMatchObject({ code: 'model_error' });
+    expect(events.find((e) => e.type === 'turn.ended')!.data).toEqual({ stop_reason: 'error' });
+  });
+
+  it('interrupts a long turn: the turn ends cancelled and the thread settles idle', async () => {
+    const { thread_id } = await json<{ thread_id: string }>(
+      await server.request('POST', '/v2/threads', { body: { agent: agentSpec(), input: '::sleep 60000' } }),
+      201,
+    );
+    const until = Date.now() + 10_000;
+    while (!(await allEvents(server, thread_id)).some((e) => e.type === 'turn.started')) {
+      if (Date.now() > until) throw new Error('turn never started');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const stopped = Date.now();
+    const record = await json<{ id: string; generation: number; cancelled_inputs: unknown[] }>(
+      await server.request('POST', `/v2/threads/${thread_id}/interrupt`, { body: {} }),
+      200,
+    );
+    expect(record).toMatchObject({ id: thread_id, generation: 1, cancelled_inputs: [] });
+    expect((await settled(server, thread_id)).status).toBe('idle');
+    expect(Date.now() - stopped).toBeLessThan(5000);
+    const events = await allEvents(server, thread_id);
+    expect(events.find((e) => e.type === 'turn.ended')!.data).toEqual({ stop_reason: 'cancelled' });
+    expect(events.filter((e) => e.type === 'idle')).toHaveLength(1);
+    // The task path answers the same record for a retry of the same Stop.
+    const retry = await json<{ generation: number }>(
+      await server.request('POST', `/v2/tasks/${thread_id}/interrupt`, { body: { expected_generation: 0 } }),
+      200,
+    );
+    expect(retry.generation).toBe(1);
+  });
+
+  it('lists events by page and as task event records, newest first with desc', async () => {
+    const { thread_id } = await json<{ thread_id: string }>(
+      await server.request('POST', '/v2/threads', { body: { agent: agentSpec(), input: 'one two three' } }),
+      201,
+    );
+    await settled(server, thread_id);
+    const all = await allEvents(server, thread_id);
+    const first = await json<{ items: { seq: number }[]; next_cursor: string | null }>(
+      await server.request('GET', `/v2/threads/${thread_id}/events?limit=2`),
+      200,
+    );
+    expect(first.items.map((e) => e.seq)).toEqual([1, 2]);
+    expect(first.next_cursor).toBe('2');
+    const rest = await json<{ items: { seq: number }[]; next_cursor: string | null }>(
+      await server.request('GET', `/v2/threads/${thread_id}/events?after=2&limit=1000`),
+      200,
+    );
+    expect(rest.items.map((e) => e.seq)).toEqual(all.slice(2).map((e) => e.seq));
+    expect(rest.next_cursor).toBeNull();
+    const desc = await json<{ items: { type: string; task_id: string; thread_id: string; agent_id: string }[] }>(
+      await server.request('GET', `/v2/tasks/${thread_id}/events?limit=3&desc=true`),
+      200,
+    );
+    expect(desc.items.map((e) => e.type)).toEqual(['idle', 'turn.ended', all.at(-3)!.type]);
+    expect(desc.items[0]).toMatchObject({ task_id: thread_id, thread_id });
+  });
+});

@@ -1,0 +1,41 @@
+import type { Scope } from '@paddock/protocol';
+import { type AgentRow, type Db, findAgent, findThread, isTeamMember, type ThreadRow } from '@paddock/store';
+import type { Actor } from '../context.ts';
+import { agentNotFound, PaddockError, threadNotFound } from '../errors.ts';
+
+export function hasScope(actor: Actor, scope: Scope): boolean {
+  return actor.credential.kind === 'session' || actor.credential.scopes.has(scope);
+}
+
+/** Refuses a write from a credential without `publish` (D13 wording). Nothing is written before. */
+export function requireScope(actor: Actor, scope: Scope): void {
+  if (!hasScope(actor, scope)) throw new PaddockError('scope_denied', `PAT lacks required scope: ${scope}`);
+}
+
+async function canReachTeam(db: Db, actor: Actor, teamId: string): Promise<boolean> {
+  return isTeamMember(db, teamId, actor.userId);
+}
+
+/** A thread the actor may reach, else 404 `Thread not found` (absent and unreachable look alike). */
+export async function reachableThread(db: Db, actor: Actor, threadId: string): Promise<ThreadRow> {
+  const thread = await findThread(db, threadId);
+  if (!thread) throw threadNotFound();
+  const binding = actor.credential.binding;
+  if (binding.type === 'thread' && binding.threadId !== thread.id) throw threadNotFound();
+  if (binding.type === 'agent' && binding.agentId !== thread.agent_id) throw threadNotFound();
+  if (!(await canReachTeam(db, actor, thread.team_id))) throw threadNotFound();
+  return thread;
+}
+
+export async function reachableAgent(db: Db, actor: Actor, agentId: string): Promise<AgentRow> {
+  const agent = await findAgent(db, agentId);
+  if (!agent) throw agentNotFound();
+  const binding = actor.credential.binding;
+  if (binding.type === 'agent' && binding.agentId !== agent.id) throw agentNotFound();
+  if (binding.type === 'thread') {
+    const thread = await findThread(db, binding.threadId);
+    if (thread?.agent_id !== agent.id) throw agentNotFound();
+  }
+  if (!(await canReachTeam(db, actor, agent.team_id))) throw agentNotFound();
+  return agent;
+}

@@ -1,0 +1,43 @@
+import type { Scope, TokenKind } from '@paddock/protocol';
+import type { EventLog, TurnWorker } from '@paddock/runtime';
+import type { Store } from '@paddock/store';
+import type { SecretBox } from './crypto/secret-box.ts';
+import type { ProviderPolicy } from './agents/provider-policy.ts';
+import type { SandboxHost } from './turns/sandbox-host.ts';
+
+/** Who is calling: the user, and the credential they called with (its scopes and resource binding). */
+export interface Actor {
+  userId: string;
+  credential: {
+    id: string;
+    kind: TokenKind | 'session';
+    scopes: ReadonlySet<Scope>;
+    binding: { type: 'user' } | { type: 'agent'; agentId: string } | { type: 'thread'; threadId: string };
+  };
+}
+
+/** Everything core verbs use, built once by the server's wiring and passed in. */
+export interface Services {
+  store: Store;
+  events: EventLog;
+  secrets: SecretBox;
+  providers: ProviderPolicy;
+  sandboxes: SandboxHost;
+  /** Set once the worker exists; verbs use it to start queued turns promptly. */
+  worker?: Pick<TurnWorker, 'wake' | 'cancel'>;
+  /** Where thread workspaces live on the host: `<dataDir>/workspaces/<thread_id>`. */
+  workspacesDir: string;
+  defaultModel: string;
+  log: Logger;
+}
+
+export interface Logger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** A verb's context: the services and the calling actor. */
+export interface Ctx extends Services {
+  actor: Actor;
+}

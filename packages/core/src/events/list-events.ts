@@ -1,0 +1,63 @@
+import type { ThreadEvent } from '@paddock/protocol';
+import type { ThreadRow } from '@paddock/store';
+import { reachableThread } from '../auth/access.ts';
+import type { Ctx } from '../context.ts';
+
+/** `GET /v2/threads/{id}/events`: a page in seq order; `next_cursor` is the seq to pass as `after`. */
+export async function listThreadEvents({
+  ctx,
+  threadId,
+  after,
+  limit,
+}: {
+  ctx: Ctx;
+  threadId: string;
+  after: number;
+  limit: number;
+}): Promise<{ items: ThreadEvent[]; next_cursor: string | null }> {
+  await reachableThread(ctx.store.db, ctx.actor, threadId);
+  const items = await ctx.events.after(threadId, after, limit + 1);
+  const page = items.slice(0, limit);
+  return { items: page, next_cursor: items.length > limit ? String(page.at(-1)!.seq) : null };
+}
+
+/** `GET /v2/tasks/{id}/events`: the spec's event records, oldest first or, with `desc`, newest first. */
+export async function listTaskEvents({
+  ctx,
+  taskId,
+  limit,
+  desc,
+}: {
+  ctx: Ctx;
+  taskId: string;
+  limit: number;
+  desc: boolean;
+}): Promise<{ items: ReturnType<typeof toEventRecord>[] }> {
+  const thread = await reachableThread(ctx.store.db, ctx.actor, taskId);
+  const events = await ctx.events.ordered(taskId, limit, desc);
+  return { items: events.map((e) => toEventRecord(e, thread)) };
+}
+
+function toEventRecord(event: ThreadEvent, thread: ThreadRow) {
+  return {
+    id: event.id,
+    event_id: String(event.seq),
+    seq: event.seq,
+    received_at: event.ts,
+    ts: event.ts,
+    started_at: null,
+    ended_at: null,
+    type: event.type,
+    tool_id: event.tool_id,
+    subagent_id: null,
+    session_id: null,
+    turn_id: event.turn_id,
+    agent_id: thread.agent_id,
+    task_id: thread.id,
+    thread_id: thread.id,
+    team_id: thread.team_id,
+    group_id: thread.group_id,
+    orchestration_id: null,
+    data: event.data,
+  };
+}

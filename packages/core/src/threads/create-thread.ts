@@ -1,0 +1,60 @@
+import { type CreateThreadBody, type MessageInput, newId, timestamp } from '@paddock/protocol';
+import { findDefaultTeamId, insertThread } from '@paddock/store';
+import { reachableAgent, requireScope } from '../auth/access.ts';
+import { resolveAgent } from '../agents/resolve-agent.ts';
+import type { Ctx } from '../context.ts';
+import { PaddockError } from '../errors.ts';
+import { ensureQueuedTurn, queueInput } from './queue-input.ts';
+import { deriveThreadTitle } from './thread-title.ts';
+
+export interface ThreadHandle {
+  thread_id: string;
+  agent_id: string;
+  status: 'running' | 'idle';
+}
+
+/**
+ * `POST /v2/threads`: reuses or creates the agent, creates the thread and, with a first input,
+ * queues its first turn, all in one transaction.
+ */
+export async function createThread({ ctx, input }: { ctx: Ctx; input: CreateThreadBody }): Promise<ThreadHandle> {
+  requireScope(ctx.actor, 'publish');
+  const messages: MessageInput[] = input.input
+    ? [{ role: 'user', content: input.input }]
+    : (input.messages ?? []);
+  const existing = input.agent_id ? await reachableAgent(ctx.store.db, ctx.actor, input.agent_id) : undefined;
+  if (!existing && ctx.actor.credential.binding.type !== 'user') {
+    throw new PaddockError('forbidden', 'a resource-bound token can only start threads of its own agent');
+  }
+  const teamId = existing?.team_id ?? (await findDefaultTeamId(ctx.store.db, ctx.actor.userId));
+  if (!teamId) throw new PaddockError('forbidden', 'the caller belongs to no team');
+
+  const handle = await ctx.store.transaction(async (trx) => {
+    const agent = existing ?? (await resolveAgent(ctx, trx, teamId, input.agent!));
+    const at = timestamp();
+    const thread = {
+      id: newId(),
+      agent_id: agent.id,
+      team_id: agent.team_id,
+      owner_user_id: ctx.actor.userId,
+      title: input.title ?? deriveThreadTitle(messages.find((m) => m.role === 'user')?.content),
+      status: messages.length > 0 ? 'running' : 'idle',
+      metadata: JSON.stringify(input.metadata ?? {}),
+      group_id: input.group_id ?? null,
+      generation: 0,
+      last_seq: 0,
+      last_position: 0,
+      last_input_sequence: 0,
+      created_at: at,
+      updated_at: at,
+    };
+    await insertThread(trx, thread);
+    if (messages.length > 0) {
+      await queueInput(trx, thread, messages, at);
+      await ensureQueuedTurn(trx, thread, at);
+    }
+    return { thread_id: thread.id, agent_id: agent.id, status: thread.status as ThreadHandle['status'] };
+  });
+  if (handle.status === 'running') ctx.worker?.wake();
+  return handle;
+}

@@ -1,0 +1,121 @@
+import { type InputReceipt, type TaskRecord, type ThreadStatus, timestamp } from '@paddock/protocol';
+import {
+  type AgentRow,
+  cancelInputs,
+  type Db,
+  findActiveTurns,
+  findAgent,
+  finishTurn,
+  type InputRow,
+  listCancelledInputs,
+  listQueuedInputs,
+  lockThread,
+  requestCancel,
+  type ThreadRow,
+  updateThread,
+} from '@paddock/store';
+import { reachableThread, requireScope } from '../auth/access.ts';
+import type { Ctx } from '../context.ts';
+import { PaddockError, threadNotFound } from '../errors.ts';
+
+/**
+ * Stop: cancels the running turn and the pending inputs of the current generation, then advances
+ * the generation. A retry with the same `expected_generation` answers the same record and cancels
+ * nothing newer.
+ */
+export async function interruptThread({
+  ctx,
+  threadId,
+  expectedGeneration,
+}: {
+  ctx: Ctx;
+  threadId: string;
+  expectedGeneration?: number;
+}): Promise<TaskRecord> {
+  requireScope(ctx.actor, 'publish');
+  await reachableThread(ctx.store.db, ctx.actor, threadId);
+  const { record, runningTurnId } = await ctx.store.transaction(async (trx) => {
+    const at = timestamp();
+    const thread = await lockThread(trx, threadId, at);
+    if (!thread) throw threadNotFound();
+    const agent = (await findAgent(trx, thread.agent_id))!;
+    const generation = expectedGeneration ?? thread.generation;
+    if (generation > thread.generation) {
+      throw new PaddockError(
+        'invalid_input_generation',
+        `expected_generation ${generation} is ahead of the task's generation ${thread.generation}`,
+        { status: 400 },
+      );
+    }
+    if (generation < thread.generation) {
+      // A retry of a Stop that already took effect: answer what it cancelled then.
+      return { record: await taskRecord(trx, thread, agent, generation + 1, generation), runningTurnId: undefined };
+    }
+    let runningTurnId: string | undefined;
+    for (const turn of await findActiveTurns(trx, threadId)) {
+      if (turn.status === 'running') {
+        runningTurnId = turn.id;
+        await requestCancel(trx, turn.id);
+      } else {
+        await finishTurn(trx, turn.id, { status: 'cancelled', stopReason: 'cancelled', at });
+      }
+    }
+    const pending = await listQueuedInputs(trx, threadId);
+    await cancelInputs(
+      trx,
+      pending.map((i) => i.id),
+      'interrupted',
+      at,
+    );
+    const status: ThreadStatus = runningTurnId ? 'running' : thread.status === 'running' ? 'idle' : (thread.status as ThreadStatus);
+    await updateThread(trx, threadId, { generation: thread.generation + 1, status });
+    const updated = { ...thread, generation: thread.generation + 1, status };
+    return { record: await taskRecord(trx, updated, agent, updated.generation, generation), runningTurnId };
+  });
+  if (runningTurnId) ctx.worker?.cancel(runningTurnId);
+  return record;
+}
+
+async function taskRecord(
+  db: Db,
+  thread: ThreadRow,
+  agent: AgentRow,
+  generation: number,
+  cancelledGeneration: number,
+): Promise<TaskRecord> {
+  const cancelled = await listCancelledInputs(db, thread.id, cancelledGeneration);
+  return {
+    id: thread.id,
+    agent_id: thread.agent_id,
+    owner_user_id: thread.owner_user_id,
+    parent_task_id: null,
+    title: thread.title,
+    status: thread.status as ThreadStatus,
+    status_info: {},
+    metadata: JSON.parse(thread.metadata),
+    sandbox_id: null,
+    machine_id: null,
+    machine_size: agent.machine_size,
+    benchmark_attempt_id: null,
+    created_at: thread.created_at,
+    generation,
+    cancelled_inputs: cancelled.map(toCancelledReceipt),
+  };
+}
+
+export function toCancelledReceipt(input: InputRow): InputReceipt {
+  const messages = JSON.parse(input.messages) as { id: string; role: string; content: string }[];
+  return {
+    id: input.id,
+    task_id: input.thread_id,
+    message_ids: messages.map((m) => m.id),
+    status: input.status,
+    turn_id: input.turn_id,
+    generation: input.generation,
+    sequence: input.sequence,
+    created_at: input.created_at,
+    updated_at: input.updated_at,
+    reason: input.reason ?? undefined,
+    messages: messages.map((m) => ({ ...m, name: null, tool_calls: null, tool_call_id: null, metadata: {} })),
+  };
+}

@@ -1,0 +1,52 @@
+import { type MessageInput, newId } from '@paddock/protocol';
+import { allocateInputSequence, type Db, enqueueTurn, type InputRow, insertInput, type ThreadRow } from '@paddock/store';
+
+export interface QueuedMessage {
+  id: string;
+  role: string;
+  content: string;
+}
+
+/**
+ * Records messages as a durable input of the thread's current generation. The input is delivered
+ * into the transcript when a turn takes it, so the conversation stays in the order the model saw it.
+ */
+export async function queueInput(
+  db: Db,
+  thread: ThreadRow,
+  messages: MessageInput[],
+  at: string,
+  inputId: string = newId(),
+): Promise<{ input: InputRow; messages: QueuedMessage[] }> {
+  const queued = messages.map((m) => ({ id: newId(), role: m.role, content: m.content }));
+  const input: InputRow = {
+    id: inputId,
+    thread_id: thread.id,
+    status: 'queued',
+    reason: null,
+    turn_id: null,
+    generation: thread.generation,
+    sequence: await allocateInputSequence(db, thread.id),
+    messages: JSON.stringify(queued),
+    created_at: at,
+    updated_at: at,
+  };
+  await insertInput(db, input);
+  return { input, messages: queued };
+}
+
+/** Makes sure a turn is queued for the thread (at most one waits; it takes every queued input). */
+export async function ensureQueuedTurn(db: Db, thread: ThreadRow, at: string): Promise<void> {
+  await enqueueTurn(db, {
+    id: newId(),
+    thread_id: thread.id,
+    status: 'queued',
+    generation: thread.generation,
+    lease_owner: null,
+    lease_expires_at: null,
+    stop_reason: null,
+    created_at: at,
+    started_at: null,
+    ended_at: null,
+  });
+}

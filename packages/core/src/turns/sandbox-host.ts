@@ -1,0 +1,44 @@
+import type { DraftEvent, MachineSize, OutcomeStatus, StopReason } from '@paddock/protocol';
+
+/** A conversation message as harnesses exchange it (the AI SDK's ModelMessage shape). */
+export interface ConversationMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: unknown;
+}
+
+export interface TurnResult {
+  stopReason: StopReason;
+  outcome?: { status: OutcomeStatus; summary: string };
+  messages: ConversationMessage[];
+  lastAssistantText: string;
+  error?: { code: string; message: string; retryable: boolean };
+}
+
+export interface TurnCommand {
+  turn_id: string;
+  harness: string;
+  model: string;
+  instructions?: string;
+  messages: ConversationMessage[];
+  gateway: { baseURL: string; apiKey: string };
+}
+
+/** The sandbox host as core uses it: the in-process runner, or a detached one behind the same seam. */
+export interface SandboxHost {
+  /** The Paddock API URL as processes inside a sandbox reach it. */
+  readonly apiUrlInside: string;
+  isRunning(threadId: string): boolean;
+  ensure(
+    threadId: string,
+    options: {
+      workspaceDir: string;
+      env: Record<string, string>;
+      size: MachineSize;
+      entrypoint?: string;
+      onEntrypointOutput(stream: 'stdout' | 'stderr', text: string): void;
+      onEntrypointExit(exitCode: number): void;
+    },
+  ): Promise<void>;
+  runTurn(threadId: string, command: TurnCommand, onEvent: (event: DraftEvent) => void): Promise<TurnResult>;
+  interrupt(threadId: string, turnId: string): void;
+}

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+
+/** Harness values (spec: "Harness values"). `coding_alpha` is the default. */
+export const harnesses = [
+  'coding_alpha',
+  'coding_beta',
+  'coding_gamma',
+  'coding_delta',
+  'coding_epsilon',
+  'coding_zeta',
+  'coding_eta',
+  'knowledge_cloud',
+] as const;
+export type HarnessName = (typeof harnesses)[number];
+
+/** Sandbox providers (`machine_kind`). `sandbox_a` is the default, local provider. */
+export const machineKinds = ['sandbox_a', 'sandbox_b', 'sandbox_c', 'sandbox_d', 'sandbox_e', 'sandbox_f'] as const;
+export type MachineKind = (typeof machineKinds)[number];
+
+export const machineSizes = ['S', 'M', 'L'] as const;
+export type MachineSize = (typeof machineSizes)[number];
+
+/** An environment-variable name, as accepted for secret keys. */
+export const envNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a valid environment-variable name');
+
+export const mcpServerSchema = z
+  .strictObject({
+    name: z.string().min(1).max(100),
+    url: z.url().optional(),
+    command: z.string().min(1).optional(),
+    args: z.array(z.string()).optional(),
+    env: z.record(envNameSchema, z.string()).optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+  })
+  .refine((s) => (s.url === undefined) !== (s.command === undefined), {
+    message: 'give exactly one of url or command',
+  });
+
+export const skillSchema = z.strictObject({
+  source: z
+    .string()
+    .regex(/^registry:[\w.-]+\/[\w.-]+(@[\w.-]+)?$/, 'must be registry:<creator>/<slug>[@<version>]'),
+});
+
+/** The agent spec, inline in `POST /v2/threads`. Unknown fields are refused (422). */
+export const agentSpecSchema = z.strictObject({
+  harness: z.enum(harnesses).optional(),
+  instructions: z.string().max(200_000).optional(),
+  model: z.string().min(1).max(200).optional(),
+  mcp_servers: z.array(mcpServerSchema).max(50).optional(),
+  skills: z.array(skillSchema).max(100).optional(),
+  secrets: z.record(envNameSchema, z.string().max(64_000)).optional(),
+  entrypoint: z.string().max(100_000).optional(),
+  machine_kind: z.enum(machineKinds).optional(),
+  /** Sandbox size (beyond the spec's field table; the Limits table ties sizes to the agent spec). */
+  machine_size: z.enum(machineSizes).optional(),
+  title: z.string().min(1).max(200).optional(),
+});
+export type AgentSpec = z.infer<typeof agentSpecSchema>;

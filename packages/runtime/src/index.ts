@@ -1,0 +1,3 @@
+export * from './event-bus.ts';
+export * from './event-log.ts';
+export * from './turn-worker.ts';

@@ -1,0 +1,10 @@
+export * from './repos/agents.ts';
+export * from './repos/events.ts';
+export * from './repos/identity.ts';
+export * from './repos/inputs.ts';
+export * from './repos/messages.ts';
+export * from './repos/threads.ts';
+export * from './repos/tokens.ts';
+export * from './repos/turns.ts';
+export type { Database } from './schema.ts';
+export * from './store.ts';

@@ -1,0 +1,25 @@
+import type { Selectable } from 'kysely';
+import type { AgentsTable } from '../schema.ts';
+import type { Db } from '../store.ts';
+
+export type AgentRow = Selectable<AgentsTable>;
+
+/** Inserts unless the team already has an agent with this spec hash; answers the agent either way. */
+export async function insertOrFindAgent(db: Db, agent: AgentRow): Promise<AgentRow> {
+  await db
+    .insertInto('agents')
+    .values(agent)
+    .onConflict((oc) => oc.columns(['team_id', 'spec_hash']).doNothing())
+    .execute();
+  const row = await db
+    .selectFrom('agents')
+    .selectAll()
+    .where('team_id', '=', agent.team_id)
+    .where('spec_hash', '=', agent.spec_hash)
+    .executeTakeFirstOrThrow();
+  return row;
+}
+
+export function findAgent(db: Db, id: string): Promise<AgentRow | undefined> {
+  return db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
+}

@@ -1,0 +1,30 @@
+import type { Selectable } from 'kysely';
+import type { EventsTable } from '../schema.ts';
+import type { Db } from '../store.ts';
+
+export type EventRow = Selectable<EventsTable>;
+
+export async function insertEvent(db: Db, event: EventRow): Promise<void> {
+  await db.insertInto('events').values(event).execute();
+}
+
+export function listEventsAfter(db: Db, threadId: string, after: number, limit: number): Promise<EventRow[]> {
+  return db
+    .selectFrom('events')
+    .selectAll()
+    .where('thread_id', '=', threadId)
+    .where('seq', '>', after)
+    .orderBy('seq')
+    .limit(limit)
+    .execute();
+}
+
+export function listEventsOrdered(db: Db, threadId: string, limit: number, desc: boolean): Promise<EventRow[]> {
+  return db
+    .selectFrom('events')
+    .selectAll()
+    .where('thread_id', '=', threadId)
+    .orderBy('seq', desc ? 'desc' : 'asc')
+    .limit(limit)
+    .execute();
+}

@@ -1,0 +1,44 @@
+import type { Selectable } from 'kysely';
+import type { InputsTable } from '../schema.ts';
+import type { Db } from '../store.ts';
+
+export type InputRow = Selectable<InputsTable>;
+
+export async function insertInput(db: Db, input: InputRow): Promise<void> {
+  await db.insertInto('inputs').values(input).execute();
+}
+
+export function listQueuedInputs(db: Db, threadId: string): Promise<InputRow[]> {
+  return db
+    .selectFrom('inputs')
+    .selectAll()
+    .where('thread_id', '=', threadId)
+    .where('status', '=', 'queued')
+    .orderBy('sequence')
+    .execute();
+}
+
+export async function markInputsSubmitted(db: Db, ids: string[], turnId: string, at: string): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('inputs')
+    .set({ status: 'submitted', turn_id: turnId, updated_at: at })
+    .where('id', 'in', ids)
+    .execute();
+}
+
+export async function cancelInputs(db: Db, ids: string[], reason: string, at: string): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable('inputs').set({ status: 'cancelled', reason, updated_at: at }).where('id', 'in', ids).execute();
+}
+
+export function listCancelledInputs(db: Db, threadId: string, generation: number): Promise<InputRow[]> {
+  return db
+    .selectFrom('inputs')
+    .selectAll()
+    .where('thread_id', '=', threadId)
+    .where('status', '=', 'cancelled')
+    .where('generation', '=', generation)
+    .orderBy('sequence')
+    .execute();
+}

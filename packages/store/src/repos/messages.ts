@@ -1,0 +1,36 @@
+import { newId } from '@paddock/protocol';
+import type { Selectable } from 'kysely';
+import type { MessagesTable } from '../schema.ts';
+import type { Db } from '../store.ts';
+
+export type MessageRow = Selectable<MessagesTable>;
+
+export async function insertMessages(db: Db, rows: MessageRow[]): Promise<void> {
+  if (rows.length > 0) await db.insertInto('messages').values(rows).execute();
+}
+
+/** The whole conversation of a thread, in order. */
+export function listMessages(db: Db, threadId: string): Promise<MessageRow[]> {
+  return db.selectFrom('messages').selectAll().where('thread_id', '=', threadId).orderBy('position').execute();
+}
+
+/** Rows for consecutive positions starting at `first`, ids minted here. */
+export function newMessageRows(
+  threadId: string,
+  turnId: string | null,
+  first: number,
+  at: string,
+  messages: { role: string; content: string; parts: string | null; metadata: Record<string, unknown> }[],
+): MessageRow[] {
+  return messages.map((m, i) => ({
+    id: newId(),
+    thread_id: threadId,
+    position: first + i,
+    role: m.role,
+    content: m.content,
+    parts: m.parts,
+    metadata: JSON.stringify(m.metadata),
+    turn_id: turnId,
+    created_at: at,
+  }));
+}

@@ -1,0 +1,114 @@
+import { type Selectable, sql } from 'kysely';
+import type { TurnsTable } from '../schema.ts';
+import type { Db, Dialect } from '../store.ts';
+
+export type TurnRow = Selectable<TurnsTable>;
+
+/** Queues a turn for the thread unless one is already queued (at most one waits; it takes every input). */
+export async function enqueueTurn(db: Db, turn: Omit<TurnRow, 'cancel_requested'>): Promise<boolean> {
+  const result = await db
+    .insertInto('turns')
+    .values(turn)
+    .onConflict((oc) => oc.column('thread_id').where(sql<boolean>`status = 'queued'`).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+export function findTurn(db: Db, id: string): Promise<TurnRow | undefined> {
+  return db.selectFrom('turns').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function findActiveTurns(db: Db, threadId: string): Promise<TurnRow[]> {
+  return db
+    .selectFrom('turns')
+    .selectAll()
+    .where('thread_id', '=', threadId)
+    .where('status', 'in', ['queued', 'running'])
+    .orderBy('created_at')
+    .execute();
+}
+
+/**
+ * Picks the oldest queued turn whose thread has none running. On PostgreSQL the row is locked
+ * with SKIP LOCKED so concurrent nodes pick different turns; the partial unique index on running
+ * turns is the final guard that a thread never runs two at once.
+ */
+export async function pickQueuedTurn(db: Db, dialect: Dialect): Promise<TurnRow | undefined> {
+  let query = db
+    .selectFrom('turns as t')
+    .selectAll('t')
+    .where('t.status', '=', 'queued')
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('turns as r')
+            .select(sql.lit(1).as('one'))
+            .whereRef('r.thread_id', '=', 't.thread_id')
+            .where('r.status', '=', 'running'),
+        ),
+      ),
+    )
+    .orderBy('t.created_at')
+    .limit(1);
+  if (dialect === 'postgres') query = query.forUpdate().skipLocked();
+  return query.executeTakeFirst();
+}
+
+export async function startTurn(
+  db: Db,
+  id: string,
+  lease: { owner: string; expiresAt: string; at: string },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('turns')
+    .set({ status: 'running', lease_owner: lease.owner, lease_expires_at: lease.expiresAt, started_at: lease.at })
+    .where('id', '=', id)
+    .where('status', '=', 'queued')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Extends a lease the owner still holds; answers whether a cancel was requested, or undefined if lost. */
+export async function renewLease(
+  db: Db,
+  id: string,
+  owner: string,
+  expiresAt: string,
+): Promise<{ cancelRequested: boolean } | undefined> {
+  const row = await db
+    .updateTable('turns')
+    .set({ lease_expires_at: expiresAt })
+    .where('id', '=', id)
+    .where('lease_owner', '=', owner)
+    .where('status', '=', 'running')
+    .returning('cancel_requested')
+    .executeTakeFirst();
+  return row ? { cancelRequested: row.cancel_requested === 1 } : undefined;
+}
+
+export async function finishTurn(
+  db: Db,
+  id: string,
+  patch: { status: 'completed' | 'cancelled' | 'failed'; stopReason: string; at: string },
+): Promise<void> {
+  await db
+    .updateTable('turns')
+    .set({ status: patch.status, stop_reason: patch.stopReason, ended_at: patch.at, lease_owner: null })
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function requestCancel(db: Db, id: string): Promise<void> {
+  await db.updateTable('turns').set({ cancel_requested: 1 }).where('id', '=', id).execute();
+}
+
+export function findExpiredRunningTurns(db: Db, now: string): Promise<TurnRow[]> {
+  return db
+    .selectFrom('turns')
+    .selectAll()
+    .where('status', '=', 'running')
+    .where('lease_expires_at', '<', now)
+    .orderBy('created_at')
+    .limit(100)
+    .execute();
+}

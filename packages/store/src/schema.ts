@@ -1,0 +1,152 @@
+import type { Generated } from 'kysely';
+
+/** Timestamps are stored as D3 strings (sortable text); JSON columns as text on both dialects. */
+export interface UsersTable {
+  id: string;
+  username: string;
+  password_hash: string | null;
+  created_at: string;
+}
+
+export interface OrgsTable {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface OrgMembersTable {
+  org_id: string;
+  user_id: string;
+  role: string;
+  created_at: string;
+}
+
+export interface TeamsTable {
+  id: string;
+  org_id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface TeamMembersTable {
+  team_id: string;
+  user_id: string;
+  role: string;
+  created_at: string;
+}
+
+export interface TokensTable {
+  id: string;
+  kind: string;
+  user_id: string;
+  name: string;
+  prefix: string;
+  token_hash: string;
+  scopes: string;
+  agent_id: string | null;
+  thread_id: string | null;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface AgentsTable {
+  id: string;
+  team_id: string;
+  owner_user_id: string;
+  spec_hash: string;
+  title: string;
+  harness: string;
+  machine_kind: string;
+  machine_size: string;
+  model: string | null;
+  instructions: string | null;
+  entrypoint: string | null;
+  mcp_servers: string;
+  skills: string;
+  secrets_enc: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ThreadsTable {
+  id: string;
+  agent_id: string;
+  team_id: string;
+  owner_user_id: string;
+  title: string;
+  status: string;
+  metadata: string;
+  group_id: string | null;
+  generation: Generated<number>;
+  last_seq: Generated<number>;
+  last_position: Generated<number>;
+  last_input_sequence: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MessagesTable {
+  id: string;
+  thread_id: string;
+  position: number;
+  role: string;
+  content: string;
+  parts: string | null;
+  metadata: string;
+  turn_id: string | null;
+  created_at: string;
+}
+
+export interface InputsTable {
+  id: string;
+  thread_id: string;
+  status: string;
+  reason: string | null;
+  turn_id: string | null;
+  generation: number;
+  sequence: number;
+  messages: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TurnsTable {
+  id: string;
+  thread_id: string;
+  status: string;
+  generation: number;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  cancel_requested: Generated<number>;
+  stop_reason: string | null;
+  created_at: string;
+  started_at: string | null;
+  ended_at: string | null;
+}
+
+export interface EventsTable {
+  id: string;
+  thread_id: string;
+  seq: number;
+  type: string;
+  turn_id: string | null;
+  tool_id: string | null;
+  data: string;
+  ts: string;
+}
+
+export interface Database {
+  users: UsersTable;
+  orgs: OrgsTable;
+  org_members: OrgMembersTable;
+  teams: TeamsTable;
+  team_members: TeamMembersTable;
+  tokens: TokensTable;
+  agents: AgentsTable;
+  threads: ThreadsTable;
+  messages: MessagesTable;
+  inputs: InputsTable;
+  turns: TurnsTable;
+  events: EventsTable;
+}

@@ -1,0 +1,67 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseConfig } from '@paddock/server/config';
+import { type Paddock, startPaddock } from '@paddock/server/paddock';
+import { createPostgresDatabase, type TestDatabase } from './databases.ts';
+
+export interface TestServer {
+  paddock: Paddock;
+  url: string;
+  /** The admin's bootstrap token (scopes read, publish, admin). */
+  token: string;
+  dataDir: string;
+  /** `fetch` against the server with the admin token unless another is given. */
+  request(method: string, path: string, options?: { body?: unknown; token?: string | null; headers?: Record<string, string> }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/** Starts a real Paddock server on an ephemeral loopback port with its own data dir and database. */
+export async function startTestServer(
+  database: TestDatabase,
+  env: Record<string, string> = {},
+): Promise<TestServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'paddock-test-'));
+  const postgres = database.name === 'postgres' ? await createPostgresDatabase(database.adminUrl) : undefined;
+  const token = `pdk_pat_test_${randomBytes(16).toString('hex')}`;
+  const config = parseConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    PADDOCK_DATA_DIR: dataDir,
+    DATABASE_URL: postgres?.url,
+    PADDOCK_BOOTSTRAP_TOKEN: token,
+    PADDOCK_ADMIN_PASSWORD: 'test-password',
+    PADDOCK_LOG_LEVEL: process.env.PADDOCK_TEST_LOG_LEVEL ?? 'silent',
+    PADDOCK_LEASE_TTL_MS: '3000',
+    ...env,
+  });
+  const paddock = await startPaddock(config);
+  return {
+    paddock,
+    url: paddock.url,
+    token,
+    dataDir,
+    request(method, path, options = {}) {
+      const headers: Record<string, string> = { ...options.headers };
+      const bearer = options.token === undefined ? token : options.token;
+      if (bearer !== null) headers.authorization = `Bearer ${bearer}`;
+      if (options.body !== undefined) headers['content-type'] = 'application/json';
+      return fetch(`${paddock.url}${path}`, {
+        method,
+        headers,
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      });
+    },
+    async close() {
+      await paddock.close();
+      await postgres?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Every thread in the server's store, for asserting that a refused request wrote nothing. */
+export function listThreadsForTest(server: TestServer): Promise<{ id: string }[]> {
+  return server.paddock.services.store.db.selectFrom('threads').select('id').execute();
+}

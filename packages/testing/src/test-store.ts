@@ -1,0 +1,73 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { newId, timestamp } from '@paddock/protocol';
+import { openStore, type Store } from '@paddock/store';
+import { createPostgresDatabase, type TestDatabase } from './databases.ts';
+
+/** A migrated store of its own on the given database, removed again by `close`. */
+export async function openTestStore(database: TestDatabase): Promise<{ store: Store; close(): Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'paddock-store-'));
+  const postgres = database.name === 'postgres' ? await createPostgresDatabase(database.adminUrl) : undefined;
+  const store = await openStore({ databaseUrl: postgres?.url, dataDir });
+  return {
+    store,
+    async close() {
+      await store.close();
+      await postgres?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Inserts a user, team, agent and thread: the rows a thread-level test needs. */
+export async function seedThread(store: Store): Promise<{ threadId: string; agentId: string; userId: string }> {
+  const at = timestamp();
+  const userId = newId();
+  const orgId = newId();
+  const teamId = newId();
+  const agentId = newId();
+  const threadId = newId();
+  await store.transaction(async (trx) => {
+    await trx.insertInto('users').values({ id: userId, username: `u-${userId}`, password_hash: null, created_at: at }).execute();
+    await trx.insertInto('orgs').values({ id: orgId, name: 'o', created_at: at }).execute();
+    await trx.insertInto('teams').values({ id: teamId, org_id: orgId, name: 't', created_at: at }).execute();
+    await trx
+      .insertInto('agents')
+      .values({
+        id: agentId,
+        team_id: teamId,
+        owner_user_id: userId,
+        spec_hash: newId(),
+        title: 'a',
+        harness: 'coding_alpha',
+        machine_kind: 'sandbox_a',
+        machine_size: 'S',
+        model: null,
+        instructions: null,
+        entrypoint: null,
+        mcp_servers: '[]',
+        skills: '[]',
+        secrets_enc: null,
+        created_at: at,
+        updated_at: at,
+      })
+      .execute();
+    await trx
+      .insertInto('threads')
+      .values({
+        id: threadId,
+        agent_id: agentId,
+        team_id: teamId,
+        owner_user_id: userId,
+        title: 't',
+        status: 'idle',
+        metadata: '{}',
+        group_id: null,
+        created_at: at,
+        updated_at: at,
+      })
+      .execute();
+  });
+  return { threadId, agentId, userId };
+}
