@@ -1,1 +1,3 @@
+export type { HarnessName } from './registry.ts';
+export { externalHarnessNames, getHarness, harnessNames, isHarnessName } from './registry.ts';
 export type * from './types.ts';

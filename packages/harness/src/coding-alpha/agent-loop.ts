@@ -1,0 +1,69 @@
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import type { StopReason } from '@paddock/protocol';
+import { stepCountIs, streamText } from 'ai';
+import type { Outcome } from '../tools/report-outcome.ts';
+import { createToolSet } from '../tools/tool-set.ts';
+import type { HarnessTurnInput, HarnessTurnResult } from '../types.ts';
+import { createTurnRecorder } from './turn-recorder.ts';
+
+export interface AgentLoopOptions {
+  systemPrompt: string;
+  /** knowledge_cloud runs the same loop without it. */
+  shell: boolean;
+}
+
+export const maxSteps = 50;
+
+/** One turn of Paddock's own agent: a model loop over the gateway with the built-in tools. */
+export async function runAgentLoop(
+  input: HarnessTurnInput,
+  options: AgentLoopOptions,
+): Promise<HarnessTurnResult> {
+  let outcome: Outcome | undefined;
+  const tools = createToolSet(
+    { workspaceDir: input.workspaceDir, env: input.env, signal: input.signal },
+    {
+      shell: options.shell,
+      onOutcome: (reported) => {
+        outcome = reported;
+      },
+    },
+  );
+  const gateway = createOpenAICompatible({
+    name: 'paddock',
+    baseURL: input.gateway.baseURL,
+    apiKey: input.gateway.apiKey,
+    includeUsage: true,
+  });
+  const recorder = createTurnRecorder(input.emit, input.model);
+  const result = streamText({
+    model: gateway.chatModel(input.model),
+    instructions: input.instructions
+      ? `${options.systemPrompt}\n\n${input.instructions}`
+      : options.systemPrompt,
+    messages: input.messages,
+    tools,
+    stopWhen: stepCountIs(maxSteps),
+    abortSignal: input.signal,
+    // Errors arrive as stream parts and become the turn's `error` event; nothing to log here.
+    onError: () => {},
+  });
+  try {
+    for await (const part of result.fullStream) recorder.record(part);
+  } catch (error) {
+    if (!input.signal.aborted) recorder.fail(error);
+  }
+  const turn = recorder.close(input.signal.aborted);
+
+  let stopReason: StopReason = 'end_turn';
+  if (turn.aborted) stopReason = 'cancelled';
+  else if (turn.error) stopReason = 'error';
+  else if (turn.finishedSteps >= maxSteps && turn.lastFinishReason === 'tool-calls') stopReason = 'max_turns';
+  return {
+    stopReason,
+    outcome,
+    messages: turn.messages,
+    lastAssistantText: turn.lastAssistantText,
+    ...(turn.error ? { error: turn.error } : {}),
+  };
+}

@@ -1,0 +1,33 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { tool } from 'ai';
+import { z } from 'zod';
+import type { ToolContext } from './tool-context.ts';
+import { resolveWorkspacePath } from './workspace-path.ts';
+
+export function editTool(ctx: ToolContext) {
+  return tool({
+    description:
+      'Replace one exact occurrence of old_string with new_string in a workspace file. old_string must ' +
+      'occur exactly once; include surrounding lines to make it unique.',
+    inputSchema: z.object({
+      path: z.string().min(1).describe('Path relative to the workspace.'),
+      old_string: z.string().min(1).describe('The exact text to replace, whitespace included.'),
+      new_string: z.string().describe('The text to put in its place.'),
+    }),
+    execute: async ({ path, old_string, new_string }) => {
+      const file = await resolveWorkspacePath(ctx.workspaceDir, path);
+      const text = await readFile(file, 'utf8');
+      const count = text.split(old_string).length - 1;
+      if (count === 0) throw new Error(`old_string was not found in ${path}`);
+      if (count > 1) {
+        throw new Error(
+          `old_string occurs ${count} times in ${path}; include more context so it occurs once`,
+        );
+      }
+      const at = text.indexOf(old_string);
+      // Splicing by index, not String.replace, so `$&` and friends in new_string stay literal.
+      await writeFile(file, text.slice(0, at) + new_string + text.slice(at + old_string.length));
+      return `edited ${path}`;
+    },
+  });
+}

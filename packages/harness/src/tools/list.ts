@@ -1,0 +1,46 @@
+import { lstat, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tool } from 'ai';
+import { z } from 'zod';
+import type { ToolContext } from './tool-context.ts';
+import { resolveWorkspacePath } from './workspace-path.ts';
+
+const maxEntries = 1000;
+
+export interface ListEntry {
+  name: string;
+  type: 'file' | 'directory' | 'symlink' | 'other';
+  size: number;
+}
+
+export function listTool(ctx: ToolContext) {
+  return tool({
+    description: 'List a directory in the workspace: each entry with its type and size in bytes.',
+    inputSchema: z.object({
+      path: z
+        .string()
+        .optional()
+        .describe('Directory relative to the workspace (default: the workspace itself).'),
+    }),
+    execute: async ({ path = '.' }) => {
+      const dir = await resolveWorkspacePath(ctx.workspaceDir, path);
+      const dirents = (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
+        a.name.localeCompare(b.name),
+      );
+      const entries = await Promise.all(
+        dirents.slice(0, maxEntries).map(async (dirent): Promise<ListEntry> => {
+          const type = dirent.isFile()
+            ? 'file'
+            : dirent.isDirectory()
+              ? 'directory'
+              : dirent.isSymbolicLink()
+                ? 'symlink'
+                : 'other';
+          const { size } = await lstat(join(dir, dirent.name));
+          return { name: dirent.name, type, size };
+        }),
+      );
+      return dirents.length > maxEntries ? { entries, truncated: true, total: dirents.length } : { entries };
+    },
+  });
+}

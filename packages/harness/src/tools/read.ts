@@ -1,0 +1,36 @@
+import { readFile } from 'node:fs/promises';
+import { tool } from 'ai';
+import { z } from 'zod';
+import type { ToolContext } from './tool-context.ts';
+import { resolveWorkspacePath } from './workspace-path.ts';
+
+const defaultLineLimit = 2000;
+const maxChars = 200_000;
+
+export function readTool(ctx: ToolContext) {
+  return tool({
+    description: 'Read a text file in the workspace, optionally a range of lines.',
+    inputSchema: z.object({
+      path: z.string().min(1).describe('Path relative to the workspace.'),
+      offset: z.number().int().min(1).optional().describe('First line to read, counting from 1.'),
+      limit: z
+        .number()
+        .int()
+        .positive()
+        .optional()
+        .describe(`How many lines to read (default ${defaultLineLimit}).`),
+    }),
+    execute: async ({ path, offset = 1, limit = defaultLineLimit }) => {
+      const file = await resolveWorkspacePath(ctx.workspaceDir, path);
+      const lines = (await readFile(file, 'utf8')).split('\n');
+      const selected = lines.slice(offset - 1, offset - 1 + limit);
+      let text = selected.join('\n');
+      if (text.length > maxChars) text = `${text.slice(0, maxChars)}\n[cut at ${maxChars} characters]`;
+      const last = offset - 1 + selected.length;
+      if (offset > 1 || last < lines.length) {
+        text += `\n[lines ${offset}-${last} of ${lines.length}; pass offset to read further]`;
+      }
+      return text;
+    },
+  });
+}

@@ -1,0 +1,59 @@
+import type { LanguageModelV4Prompt, LanguageModelV4ToolResultPart } from '@ai-sdk/provider';
+
+export interface AnsweredToolCall {
+  toolName: string;
+  input: unknown;
+  result: LanguageModelV4ToolResultPart['output'];
+}
+
+/** Text of the newest user message, its text parts joined by newlines. */
+export function newestUserText(prompt: LanguageModelV4Prompt): string {
+  for (let i = prompt.length - 1; i >= 0; i--) {
+    const message = prompt[i];
+    if (message.role !== 'user') continue;
+    return message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n');
+  }
+  return '';
+}
+
+/** Tool calls made since the newest user message, paired with their results, in call order. */
+export function answeredToolCalls(prompt: LanguageModelV4Prompt): AnsweredToolCall[] {
+  let start = 0;
+  for (let i = prompt.length - 1; i >= 0; i--) {
+    if (prompt[i].role === 'user') {
+      start = i + 1;
+      break;
+    }
+  }
+  const inputs = new Map<string, unknown>();
+  const answered: AnsweredToolCall[] = [];
+  for (const message of prompt.slice(start)) {
+    if (message.role === 'assistant') {
+      for (const part of message.content)
+        if (part.type === 'tool-call') inputs.set(part.toolCallId, part.input);
+    } else if (message.role === 'tool') {
+      for (const part of message.content) {
+        if (part.type !== 'tool-result') continue;
+        answered.push({ toolName: part.toolName, input: inputs.get(part.toolCallId), result: part.output });
+      }
+    }
+  }
+  return answered;
+}
+
+/** Rough prompt size in characters, for the usage estimate. */
+export function promptCharacters(prompt: LanguageModelV4Prompt): number {
+  let total = 0;
+  for (const message of prompt) {
+    if (message.role === 'system') {
+      total += message.content.length;
+      continue;
+    }
+    for (const part of message.content) {
+      if (part.type === 'text' || part.type === 'reasoning') total += part.text.length;
+      else if (part.type === 'tool-call') total += JSON.stringify(part.input ?? null).length;
+      else if (part.type === 'tool-result') total += JSON.stringify(part.output).length;
+    }
+  }
+  return total;
+}

@@ -1,0 +1,127 @@
+import { APICallError, generateText, stepCountIs, streamText, tool } from 'ai';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createScriptedModel } from '../src/scripted-model.ts';
+
+const model = createScriptedModel();
+
+const tools = {
+  shell: tool({
+    inputSchema: z.object({ command: z.string() }),
+    execute: async ({ command }) => ({ exit_code: 0, output: `ran ${command}\n` }),
+  }),
+  write: tool({
+    inputSchema: z.object({ path: z.string(), content: z.string() }),
+    execute: async ({ path }) => `wrote ${path}`,
+  }),
+  report_outcome: tool({
+    inputSchema: z.object({ status: z.string(), summary: z.string() }),
+    execute: async () => 'recorded',
+  }),
+};
+
+async function run(prompt: string, abortSignal?: AbortSignal) {
+  const result = streamText({
+    model,
+    prompt,
+    tools,
+    stopWhen: stepCountIs(5),
+    abortSignal,
+    onError: () => {},
+  });
+  const parts = [];
+  for await (const part of result.fullStream) parts.push(part);
+  return parts;
+}
+
+describe('scripted model through streamText', () => {
+  it('answers plain text a word a chunk, with usage', async () => {
+    const parts = await run('hello there\nworld');
+    const deltas = parts.flatMap((p) => (p.type === 'text-delta' ? [p.text] : []));
+    expect(deltas).toEqual(['You ', 'said: ', 'hello ', 'there ', 'world']);
+    const finish = parts.find((p) => p.type === 'finish');
+    expect(finish?.type === 'finish' && finish.finishReason).toBe('stop');
+    const usage = finish?.type === 'finish' ? finish.totalUsage : undefined;
+    expect(usage?.inputTokens).toBeGreaterThan(0);
+    expect(Number.isInteger(usage?.inputTokens)).toBe(true);
+    expect(usage?.outputTokens).toBe(Math.ceil('You said: hello there world'.length / 4));
+  });
+
+  it('calls the shell tool and then quotes its result', async () => {
+    const parts = await run('::sh echo hi');
+    const call = parts.find((p) => p.type === 'tool-call');
+    expect(call).toMatchObject({ toolName: 'shell', input: { command: 'echo hi' } });
+    expect(call?.type === 'tool-call' && call.toolCallId).toMatch(/^call_\d+_/);
+    const steps = parts
+      .filter((p) => p.type === 'finish-step')
+      .map((p) => p.type === 'finish-step' && p.finishReason);
+    expect(steps).toEqual(['tool-calls', 'stop']);
+    const text = parts.flatMap((p) => (p.type === 'text-delta' ? [p.text] : [])).join('');
+    expect(text).toBe('shell exited 0:\nran echo hi');
+  });
+
+  it('writes the lines between ::write and ::end', async () => {
+    const parts = await run('::write src/a.txt\n  indented\nsecond\n::end');
+    const call = parts.find((p) => p.type === 'tool-call');
+    expect(call).toMatchObject({
+      toolName: 'write',
+      input: { path: 'src/a.txt', content: '  indented\nsecond\n' },
+    });
+    const text = parts.flatMap((p) => (p.type === 'text-delta' ? [p.text] : [])).join('');
+    expect(text).toBe('wrote src/a.txt');
+  });
+
+  it('reports an outcome', async () => {
+    const parts = await run('::outcome need_more_info which branch?');
+    const call = parts.find((p) => p.type === 'tool-call');
+    expect(call).toMatchObject({
+      toolName: 'report_outcome',
+      input: { status: 'need_more_info', summary: 'which branch?' },
+    });
+    const text = parts.flatMap((p) => (p.type === 'text-delta' ? [p.text] : [])).join('');
+    expect(text).toBe('outcome need_more_info: which branch?');
+  });
+
+  it('emits text and several tool calls in one response, with unique ids', async () => {
+    const result = await generateText({
+      model,
+      prompt: 'do two things\n::sh ls\n::sh pwd',
+      tools,
+    });
+    expect(result.text).toBe('You said: do two things');
+    expect(result.finishReason).toBe('tool-calls');
+    expect(result.toolCalls.map((c) => c.input)).toEqual([{ command: 'ls' }, { command: 'pwd' }]);
+    expect(new Set(result.toolCalls.map((c) => c.toolCallId)).size).toBe(2);
+  });
+
+  it('fails the call with the ::error message', async () => {
+    const parts = await run('::error upstream exploded');
+    const error = parts.find((p) => p.type === 'error');
+    expect(APICallError.isInstance(error?.type === 'error' && error.error)).toBe(true);
+    expect((error as { error: Error }).error.message).toBe('upstream exploded');
+  });
+
+  it('waits on ::sleep, and an abort cuts the wait short', async () => {
+    const started = Date.now();
+    await run('::sleep 40\nhi');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(35);
+
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    const abortStarted = Date.now();
+    const parts = await run('::sleep 60000\nhi', controller.signal);
+    expect(Date.now() - abortStarted).toBeLessThan(2000);
+    expect(parts.some((p) => p.type === 'abort')).toBe(true);
+    expect(parts.some((p) => p.type === 'text-delta')).toBe(false);
+  });
+
+  it('rejects a direct call with an AbortError when aborted mid-sleep', async () => {
+    const controller = new AbortController();
+    const call = model.doStream({
+      prompt: [{ role: 'user', content: [{ type: 'text', text: '::sleep 60000' }] }],
+      abortSignal: controller.signal,
+    });
+    controller.abort();
+    await expect(call).rejects.toMatchObject({ name: 'AbortError' });
+  });
+});
