@@ -1,7 +1,7 @@
 import fastifySwagger from '@fastify/swagger';
 import type { Authenticator, Services } from '@paddock/core';
 import type { ModelRouter } from '@paddock/models';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import { installAuth } from './http/auth.ts';
@@ -22,8 +22,8 @@ export interface AppOptions {
 
 /** The HTTP surface: wiring only. Routes parse with protocol schemas and call one core verb. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
-  const app = Fastify({
-    loggerInstance: options.logger,
+  const app: FastifyInstance = Fastify({
+    loggerInstance: options.logger as FastifyBaseLogger,
     bodyLimit: options.bodyLimit,
     genReqId: (req) => (req.headers['x-request-id'] as string | undefined)?.slice(0, 100) || crypto.randomUUID(),
     requestIdHeader: false,

@@ -36,7 +36,9 @@ export type Config = z.infer<typeof configSchema> & { dataDir: string };
 
 /** Parses the environment; a bad value throws one line naming the variable. */
 export function parseConfig(env: Record<string, string | undefined>): Config {
-  const result = configSchema.safeParse(env);
+  // An empty variable means unset, as in most shells' `VAR= command`.
+  const set = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = configSchema.safeParse(set);
   if (!result.success) {
     const issue = result.error.issues[0]!;
     throw new ConfigError(`invalid ${String(issue.path[0])}: ${issue.message}`);

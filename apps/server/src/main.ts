@@ -20,6 +20,7 @@ async function shutdown(signal: string): Promise<void> {
   const force = setTimeout(() => process.exit(1), 15_000);
   force.unref();
   await paddock.close();
+  paddock.logger.info('stopped');
   process.exit(0);
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));

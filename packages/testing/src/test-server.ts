@@ -34,6 +34,8 @@ export async function startTestServer(
     PADDOCK_ADMIN_PASSWORD: 'test-password',
     PADDOCK_LOG_LEVEL: process.env.PADDOCK_TEST_LOG_LEVEL ?? 'silent',
     PADDOCK_LEASE_TTL_MS: '3000',
+    // `auto` uses bubblewrap where it works; PADDOCK_TEST_SANDBOX=process runs the suite without it.
+    PADDOCK_SANDBOX: process.env.PADDOCK_TEST_SANDBOX ?? 'auto',
     ...env,
   });
   const paddock = await startPaddock(config);

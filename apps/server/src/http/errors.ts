@@ -33,12 +33,13 @@ export function installErrorHandling(app: FastifyInstance): void {
       const context = error.validationContext === 'querystring' ? 'query' : (error.validationContext ?? 'body');
       return reply.code(422).send({ detail: validationDetail(context, error.validation as ValidationIssue[]) });
     }
-    if (error instanceof PaddockError) {
-      const status = error.status ?? errorStatus[error.code as ErrorCode] ?? 400;
-      if (error.retryAfter !== undefined) void reply.header('Retry-After', String(error.retryAfter));
-      const detail = stringDetailCodes.has(error.code as ErrorCode)
-        ? error.message
-        : { code: error.code, message: error.message, ...error.extra };
+    const known: unknown = error;
+    if (known instanceof PaddockError) {
+      const status = known.status ?? errorStatus[known.code as ErrorCode] ?? 400;
+      if (known.retryAfter !== undefined) void reply.header('Retry-After', String(known.retryAfter));
+      const detail = stringDetailCodes.has(known.code as ErrorCode)
+        ? known.message
+        : { code: known.code, message: known.message, ...known.extra };
       return reply.code(status).send({ detail });
     }
     switch (error.code) {

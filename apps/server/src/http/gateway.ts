@@ -11,9 +11,12 @@ export function gatewayRoutes(app: FastifyInstance, _services: Services, router:
     if (request.actor.credential.binding.type === 'agent') {
       throw new PaddockError('forbidden', 'the model gateway takes thread tokens and personal access tokens');
     }
+    // The response closing before it finished means the client went away: stop the model call.
+    // (The request stream's own 'close' fires as soon as its body is read, so it cannot say that.)
     const controller = new AbortController();
-    request.raw.on('close', () => controller.abort());
-    reply.raw.on('close', () => controller.abort());
+    reply.raw.on('close', () => {
+      if (!reply.raw.writableFinished) controller.abort();
+    });
     const answer = await handleChatCompletions(router, request.body, controller.signal);
     if ('json' in answer) return reply.code(answer.status).send(answer.json);
     reply.hijack();

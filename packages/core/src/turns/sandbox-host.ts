@@ -1,4 +1,4 @@
-import type { DraftEvent, MachineSize, OutcomeStatus, StopReason } from '@paddock/protocol';
+import type { DraftEvent, EventData, MachineSize, OutcomeStatus, StopReason } from '@paddock/protocol';
 
 /** A conversation message as harnesses exchange it (the AI SDK's ModelMessage shape). */
 export interface ConversationMessage {
@@ -25,9 +25,13 @@ export interface TurnCommand {
 
 /** The sandbox host as core uses it: the in-process runner, or a detached one behind the same seam. */
 export interface SandboxHost {
-  /** The Paddock API URL as processes inside a sandbox reach it. */
-  readonly apiUrlInside: string;
   isRunning(threadId: string): boolean;
+  /** The Paddock API URL as processes inside the thread's running sandbox reach it. */
+  apiUrl(threadId: string): string;
+  /**
+   * Boots the thread's sandbox unless it runs. `env` holds the agent's secrets and PADDOCK_TOKEN;
+   * the host adds PADDOCK_API_URL. The entrypoint runs on the thread's first boot only.
+   */
   ensure(
     threadId: string,
     options: {
@@ -35,8 +39,8 @@ export interface SandboxHost {
       env: Record<string, string>;
       size: MachineSize;
       entrypoint?: string;
-      onEntrypointOutput(stream: 'stdout' | 'stderr', text: string): void;
-      onEntrypointExit(exitCode: number): void;
+      onEntrypointOutput(stream: EventData['entrypoint.output']['stream'], text: string, exitCode?: number): void;
+      onStatus(status: EventData['sandbox.status']): void;
     },
   ): Promise<void>;
   runTurn(threadId: string, command: TurnCommand, onEvent: (event: DraftEvent) => void): Promise<TurnResult>;

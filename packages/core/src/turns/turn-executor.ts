@@ -85,27 +85,19 @@ export function createTurnExecutor(services: Services): TurnExecutor {
     const secrets: Record<string, string> = agent.secrets_enc ? JSON.parse(services.secrets.open(agent.secrets_enc)) : {};
     const workspaceDir = join(services.workspacesDir, thread.id);
     await mkdir(workspaceDir, { recursive: true });
-    emit({ type: 'sandbox.status', data: { status: 'starting' } });
     await sandboxes.ensure(thread.id, {
       workspaceDir,
-      env: {
-        ...secrets,
-        PADDOCK_API_URL: sandboxes.apiUrlInside,
-        PADDOCK_TOKEN: minted.token,
-        PADDOCK_THREAD_ID: thread.id,
-      },
+      env: { ...secrets, PADDOCK_TOKEN: minted.token, PADDOCK_THREAD_ID: thread.id },
       size: agent.machine_size as 'S' | 'M' | 'L',
       entrypoint: agent.entrypoint ?? undefined,
-      onEntrypointOutput: (stream, text) => emit({ type: 'entrypoint.output', data: { stream, text } }),
-      onEntrypointExit: (exitCode) => {
-        if (exitCode !== 0) log.warn({ thread_id: thread.id, exit_code: exitCode }, 'entrypoint failed');
-        emit({
-          type: 'entrypoint.output',
-          data: { stream: 'status', text: `entrypoint exited with code ${exitCode}`, exit_code: exitCode },
-        });
+      onEntrypointOutput: (stream, text, exitCode) => {
+        if (exitCode !== undefined && exitCode !== 0) {
+          log.warn({ thread_id: thread.id, exit_code: exitCode }, 'entrypoint failed');
+        }
+        emit({ type: 'entrypoint.output', data: exitCode === undefined ? { stream, text } : { stream, text, exit_code: exitCode } });
       },
+      onStatus: (status) => emit({ type: 'sandbox.status', data: status }),
     });
-    emit({ type: 'sandbox.status', data: { status: 'ready' } });
     return minted.token;
   }
 
@@ -187,7 +179,7 @@ export function createTurnExecutor(services: Services): TurnExecutor {
                 model,
                 instructions: agent.instructions ?? undefined,
                 messages: toConversation(rows),
-                gateway: { baseURL: `${sandboxes.apiUrlInside}/v2/gateway/v1`, apiKey: token },
+                gateway: { baseURL: `${sandboxes.apiUrl(thread.id)}/v2/gateway/v1`, apiKey: token },
               },
               emit,
             );

@@ -46,7 +46,7 @@ export function eventStreamRoutes(app: FastifyInstance, services: Services, opti
         stream.close();
       };
       open.add(stream.close);
-      request.raw.on('close', end);
+      res.on('close', end);
       try {
         for await (const event of stream.events) {
           if (!res.write(sseFrame(event))) await new Promise((resolve) => res.once('drain', resolve));

@@ -1,0 +1,136 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { EventSource } from 'eventsource';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = resolve(import.meta.dirname, '../../..');
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+interface Frame {
+  id: string;
+  type: string;
+  data: { type: string; thread_id: string; seq: number; data: Record<string, unknown> };
+}
+
+/** Follows a thread's stream with a standard EventSource client until `count` idle events arrived. */
+function follow(url: string, token: string, idles: number): Promise<Frame[]> {
+  const source = new EventSource(url, {
+    fetch: (input, init) => fetch(input, { ...init, headers: { ...init?.headers, authorization: `Bearer ${token}` } }),
+  });
+  const frames: Frame[] = [];
+  const types = ['user.message', 'turn.started', 'tool_call.start', 'tool_call.end', 'assistant.message.chunk', 'assistant.message', 'turn.ended', 'idle', 'sandbox.status', 'entrypoint.output', 'usage', 'error'];
+  return new Promise((resolveFrames, reject) => {
+    const timer = setTimeout(() => {
+      source.close();
+      reject(new Error(`stream timed out with ${frames.map((f) => f.type).join(',')}`));
+    }, 30_000);
+    for (const type of types) {
+      source.addEventListener(type, (event) => {
+        frames.push({ id: event.lastEventId, type: event.type, data: JSON.parse(event.data) });
+        if (frames.filter((f) => f.type === 'idle').length === idles) {
+          clearTimeout(timer);
+          source.close();
+          resolveFrames(frames);
+        }
+      });
+    }
+  });
+}
+
+describe('end to end: the server started as the README says', () => {
+  let child: ChildProcess;
+  let base: string;
+  let token: string;
+  let dataDir: string;
+  let output = '';
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'paddock-e2e-'));
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    child = spawn('npm', ['start', '--silent'], {
+      cwd: root,
+      env: { ...process.env, PORT: String(port), PADDOCK_DATA_DIR: dataDir, DATABASE_URL: '', PADDOCK_BOOTSTRAP_TOKEN: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    child.stdout!.on('data', (d) => (output += d));
+    child.stderr!.on('data', (d) => (output += d));
+    const until = Date.now() + 20_000;
+    for (;;) {
+      const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+      if (ok) break;
+      if (Date.now() > until || child.exitCode !== null) throw new Error(`server did not start:\n${output}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    token = readFileSync(join(dataDir, 'bootstrap-token'), 'utf8').trim();
+  }, 30_000);
+
+  afterAll(() => {
+    if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('prints the bootstrap token once and keeps it in a 0600 file', () => {
+    expect(token).toMatch(/^pdk_pat_/);
+    expect(output).toContain(token);
+  });
+
+  it('creates a thread and follows both turns over SSE, then resumes after a seq', async () => {
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const created = await fetch(`${base}/v2/threads`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        agent: { instructions: 'e2e', entrypoint: 'echo hi > /workspace/boot.txt', secrets: { GREETING: 'hello' } },
+        input: '::sh echo $GREETING && cat boot.txt',
+      }),
+    });
+    expect(created.status).toBe(201);
+    const { thread_id, status } = (await created.json()) as { thread_id: string; status: string };
+    expect(status).toBe('running');
+
+    const streamUrl = `${base}/v2/threads/${thread_id}/events/stream?after=0`;
+    const bothTurns = follow(streamUrl, token, 2);
+    const first = await follow(streamUrl, token, 1);
+    expect(first.find((f) => f.type === 'tool_call.end')!.data.data.output).toContain('hello\nhi');
+
+    const followUp = await fetch(`${base}/v2/threads/${thread_id}/messages`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ messages: [{ content: '::sh cat boot.txt' }], run: true }),
+    });
+    expect(((await followUp.json()) as { run_started: boolean }).run_started).toBe(true);
+    const frames = await bothTurns;
+    expect(frames.map((f) => f.data.seq)).toEqual(frames.map((_, i) => i + 1));
+    expect(frames.map((f) => Number(f.id))).toEqual(frames.map((f) => f.data.seq));
+    expect(frames.filter((f) => f.type === 'turn.started')).toHaveLength(2);
+    expect(frames.every((f) => f.data.thread_id === thread_id)).toBe(true);
+
+    const resumeAt = frames.findIndex((f) => f.type === 'idle') + 1;
+    const resumed = await follow(`${base}/v2/threads/${thread_id}/events/stream?after=${resumeAt}`, token, 1);
+    expect(resumed.map((f) => f.data.seq)).toEqual(frames.slice(resumeAt).map((f) => f.data.seq));
+  });
+
+  it('shuts down gracefully on SIGTERM', async () => {
+    const exited = new Promise((r) => child.once('exit', r));
+    // The whole group, as a terminal or a supervisor would: npm and the server it started.
+    process.kill(-child.pid!, 'SIGTERM');
+    await exited;
+    const until = Date.now() + 10_000;
+    while (!output.includes('"msg":"stopped"') && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    expect(output).toContain('"msg":"shutting down"');
+    expect(output).toContain('"msg":"stopped"');
+    expect(await fetch(`${base}/healthz`).then(() => 'up', () => 'down')).toBe('down');
+  });
+});

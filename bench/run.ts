@@ -1,0 +1,63 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { measureSandboxBoot } from './sandbox-boot.ts';
+import { freePort, requestRate, start, waitForHttp } from './processes.ts';
+import { percentiles } from './stats.ts';
+import { firstChunkLatency } from './turn-latency.ts';
+
+/**
+ * `npm run bench`: the figures of the foundation issue, as JSON. The server and the load
+ * generator run as separate processes; rates are compared as a ratio taken in the same run.
+ */
+const root = resolve(import.meta.dirname, '..');
+const dataDir = mkdtempSync(join(tmpdir(), 'paddock-bench-'));
+const rounds = Number(process.env.BENCH_ROUNDS ?? 20);
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+
+const boot = await measureSandboxBoot(dataDir, rounds);
+
+const port = await freePort();
+const base = `http://127.0.0.1:${port}`;
+const server = start([join(root, 'apps/server/src/main.ts')], {
+  PORT: String(port),
+  PADDOCK_DATA_DIR: join(dataDir, 'server'),
+  PADDOCK_LOG_LEVEL: 'warn',
+});
+try {
+  await waitForHttp(`${base}/healthz`, server);
+  const token = readFileSync(join(dataDir, 'server', 'bootstrap-token'), 'utf8').trim();
+  const latency = await firstChunkLatency(base, token, rounds);
+
+  const threadUrl = `${base}/v2/threads/${latency.threadId}`;
+  const body = await (await fetch(threadUrl, { headers: { authorization: `Bearer ${token}` } })).text();
+  const barePort = await freePort();
+  const bare = start([join(root, 'bench/bare-server.ts'), body], { PORT: String(barePort) });
+  try {
+    await waitForHttp(`http://127.0.0.1:${barePort}/`, bare);
+    const bareRate = await requestRate(`http://127.0.0.1:${barePort}/`, {}, seconds);
+    const paddockRate = await requestRate(threadUrl, { authorization: `Bearer ${token}` }, seconds);
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          sandbox_boot_ms: { provider: boot.provider, ...percentiles(boot.samples) },
+          create_to_first_chunk_ms: percentiles(latency.create),
+          follow_up_to_first_chunk_ms: percentiles(latency.followUp),
+          get_thread: {
+            paddock_rps: Math.round(paddockRate),
+            bare_node_http_rps: Math.round(bareRate),
+            ratio: Math.round((paddockRate / bareRate) * 100) / 100,
+          },
+        },
+        null,
+        2,
+      )}\n`,
+    );
+  } finally {
+    bare.kill();
+  }
+} finally {
+  server.kill('SIGTERM');
+  await new Promise((r) => server.once('exit', r));
+  rmSync(dataDir, { recursive: true, force: true });
+}
