@@ -38,3 +38,12 @@ export function shape(events: ThreadEvent[]): string[] {
 export function agentSpec(overrides: Record<string, unknown> = {}) {
   return { instructions: 'You are a test agent.', ...overrides };
 }
+
+/** Waits until the thread's latest turn has started running. */
+export async function turnStarted(server: TestServer, threadId: string): Promise<void> {
+  const until = Date.now() + 10_000;
+  while (!(await allEvents(server, threadId)).some((e) => e.type === 'turn.started')) {
+    if (Date.now() > until) throw new Error('turn never started');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

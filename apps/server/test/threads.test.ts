@@ -1,7 +1,7 @@
 import { testDatabases } from '@paddock/testing';
 import { type TestServer, startTestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentSpec, allEvents, json, settled, shape } from './helpers.ts';
+import { agentSpec, allEvents, json, settled, shape, turnStarted } from './helpers.ts';
 
 describe.each(testDatabases())('threads on $name', (database) => {
   let server: TestServer;
@@ -44,8 +44,15 @@ describe.each(testDatabases())('threads on $name', (database) => {
     expect(events.find((e) => e.type === 'tool_call.start')!.tool_id).toBe(end.tool_id);
     expect(events.some((e) => e.type === 'entrypoint.output' && e.data.exit_code === 0)).toBe(true);
     expect(events.at(-1)!.data).toMatchObject({ status: 'idle' });
-    // Secrets never appear in the event log.
-    expect(JSON.stringify(events.filter((e) => e.type !== 'tool_call.end'))).not.toContain('hello');
+    // The secret reaches the sandbox (the command above echoed it) but is stored only encrypted.
+    const stored = await server.paddock.services.store.db
+      .selectFrom('agents')
+      .select('secrets_enc')
+      .where('id', '=', created.agent_id)
+      .executeTakeFirstOrThrow();
+    expect(stored.secrets_enc).toMatch(/^v1:/);
+    expect(stored.secrets_enc).not.toContain('hello');
+    expect(JSON.stringify(events.filter((e) => e.type === 'sandbox.status'))).not.toContain('hello');
 
     const transcript = await json<{ items: { role: string; content: string; metadata?: { model?: string } }[] }>(
       await server.request('GET', `/v2/threads/${created.thread_id}/messages`),
@@ -101,6 +108,7 @@ describe.each(testDatabases())('threads on $name', (database) => {
       201,
     );
     expect(started.run_started).toBe(true);
+    await turnStarted(server, thread_id);
     const queued = await json<{ run_started: boolean }>(
       await server.request('POST', `/v2/threads/${thread_id}/messages`, {
         body: { messages: [{ content: 'after the sleep' }], run: true },
@@ -175,11 +183,7 @@ describe.each(testDatabases())('threads on $name', (database) => {
       await server.request('POST', '/v2/threads', { body: { agent: agentSpec(), input: '::sleep 60000' } }),
       201,
     );
-    const until = Date.now() + 10_000;
-    while (!(await allEvents(server, thread_id)).some((e) => e.type === 'turn.started')) {
-      if (Date.now() > until) throw new Error('turn never started');
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await turnStarted(server, thread_id);
     const stopped = Date.now();
     const record = await json<{ id: string; generation: number; cancelled_inputs: unknown[] }>(
       await server.request('POST', `/v2/threads/${thread_id}/interrupt`, { body: {} }),
