@@ -13,18 +13,31 @@ export async function freePort(): Promise<number> {
 export async function waitForHttp(url: string, child: ChildProcess): Promise<void> {
   const until = Date.now() + 30_000;
   for (;;) {
-    if (await fetch(url).then(() => true, () => false)) return;
+    if (
+      await fetch(url).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
     if (Date.now() > until || child.exitCode !== null) throw new Error(`${url} did not come up`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
 
 export function start(args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  return spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
 }
 
 /** Requests per second that autocannon, run as its own process, measures against one URL. */
-export async function requestRate(url: string, headers: Record<string, string>, seconds: number): Promise<number> {
+export async function requestRate(
+  url: string,
+  headers: Record<string, string>,
+  seconds: number,
+): Promise<number> {
   const args = ['-j', '-c', '20', '-d', String(seconds)];
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
   const { stdout } = await promisify(execFile)('autocannon', [...args, url], { maxBuffer: 16 * 1024 * 1024 });

@@ -1,8 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { measureSandboxBoot } from './sandbox-boot.ts';
 import { freePort, requestRate, start, waitForHttp } from './processes.ts';
+import { measureSandboxBoot } from './sandbox-boot.ts';
 import { percentiles } from './stats.ts';
 import { firstChunkLatency } from './turn-latency.ts';
 

@@ -12,7 +12,12 @@ export async function measureSandboxBoot(dataDir: string, rounds: number) {
       const workspaceDir = join(dataDir, 'boot-workspaces', String(i));
       mkdirSync(workspaceDir, { recursive: true });
       const started = performance.now();
-      const sandbox = await provider.create({ id: `bench-${process.pid}-${i}`, workspaceDir, env: {}, size: 'S' });
+      const sandbox = await provider.create({
+        id: `bench-${process.pid}-${i}`,
+        workspaceDir,
+        env: {},
+        size: 'S',
+      });
       // The first two boots warm caches; they are not counted.
       if (i >= 2) samples.push(performance.now() - started);
       await sandbox.destroy();

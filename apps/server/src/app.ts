@@ -25,7 +25,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
     loggerInstance: options.logger as FastifyBaseLogger,
     bodyLimit: options.bodyLimit,
-    genReqId: (req) => (req.headers['x-request-id'] as string | undefined)?.slice(0, 100) || crypto.randomUUID(),
+    genReqId: (req) =>
+      (req.headers['x-request-id'] as string | undefined)?.slice(0, 100) || crypto.randomUUID(),
     requestIdHeader: false,
     return503OnClosing: true,
   });

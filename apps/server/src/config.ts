@@ -25,7 +25,11 @@ const configSchema = z.object({
   PADDOCK_SANDBOX: z.enum(['auto', 'bwrap', 'process']).default('auto'),
   PADDOCK_SANDBOX_UID: z.coerce.number().int().positive().default(65534),
   PADDOCK_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  PADDOCK_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(4 * 1024 * 1024),
+  PADDOCK_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(4 * 1024 * 1024),
   PADDOCK_DEFAULT_MODEL: z.string().min(1).optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_BASE_URL: z.url().optional(),

@@ -5,7 +5,15 @@ export function createLogger(level: string): Logger {
   return pino({
     level,
     redact: {
-      paths: ['req.headers.authorization', 'headers.authorization', '*.secrets', '*.env', 'secrets', 'env', '*.token'],
+      paths: [
+        'req.headers.authorization',
+        'headers.authorization',
+        '*.secrets',
+        '*.env',
+        'secrets',
+        'env',
+        '*.token',
+      ],
       censor: '[redacted]',
     },
   });

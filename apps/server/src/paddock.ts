@@ -41,7 +41,9 @@ export async function startPaddock(config: Config, options: { logger?: Logger } 
   if (boot.created) announceBootstrap(config.dataDir, boot.created, logger);
 
   const models = createModelRouter({
-    openai: config.OPENAI_API_KEY ? { apiKey: config.OPENAI_API_KEY, baseURL: config.OPENAI_BASE_URL } : undefined,
+    openai: config.OPENAI_API_KEY
+      ? { apiKey: config.OPENAI_API_KEY, baseURL: config.OPENAI_BASE_URL }
+      : undefined,
     anthropic: config.ANTHROPIC_API_KEY ? { apiKey: config.ANTHROPIC_API_KEY } : undefined,
     defaultModel: config.PADDOCK_DEFAULT_MODEL,
   });
@@ -106,14 +108,20 @@ export async function startPaddock(config: Config, options: { logger?: Logger } 
 }
 
 /** D2: the first start prints the admin's token (and generated password) once and keeps them in 0600 files. */
-function announceBootstrap(dataDir: string, created: { token: string; password?: string }, logger: Logger): void {
+function announceBootstrap(
+  dataDir: string,
+  created: { token: string; password?: string },
+  logger: Logger,
+): void {
   writeFileSync(join(dataDir, 'bootstrap-token'), `${created.token}\n`, { mode: 0o600 });
-  if (created.password) writeFileSync(join(dataDir, 'admin-password'), `${created.password}\n`, { mode: 0o600 });
+  if (created.password)
+    writeFileSync(join(dataDir, 'admin-password'), `${created.password}\n`, { mode: 0o600 });
   const lines = [
     `Bootstrap token (admin, scopes read,publish,admin): ${created.token}`,
     `  saved to ${join(dataDir, 'bootstrap-token')}`,
   ];
-  if (created.password) lines.push(`Admin password: ${created.password}`, `  saved to ${join(dataDir, 'admin-password')}`);
+  if (created.password)
+    lines.push(`Admin password: ${created.password}`, `  saved to ${join(dataDir, 'admin-password')}`);
   process.stdout.write(`\n${lines.join('\n')}\n\n`);
   logger.info('bootstrap: created admin, organization and team "default"');
 }

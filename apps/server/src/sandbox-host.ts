@@ -20,7 +20,8 @@ export async function startSandboxHost(options: {
   sandboxUid: number;
   logger: Logger;
 }): Promise<StartedSandboxHost> {
-  const log = (level: 'info' | 'warn' | 'error', message: string) => options.logger[level]({ component: 'sandbox' }, message);
+  const log = (level: 'info' | 'warn' | 'error', message: string) =>
+    options.logger[level]({ component: 'sandbox' }, message);
   const { provider, report } = await detectProvider({
     stateDir: options.stateDir,
     sandboxUid: options.sandboxUid,
@@ -38,7 +39,11 @@ export async function startSandboxHost(options: {
     ensure: (threadId, ensure) =>
       runner.ensure(threadId, { ...ensure, env: { ...ensure.env, PADDOCK_API_URL: options.apiUrl } }),
     runTurn: (threadId, command, onEvent) =>
-      runner.runTurn(threadId, { type: 'turn', ...command, messages: command.messages as ModelMessage[] }, onEvent),
+      runner.runTurn(
+        threadId,
+        { type: 'turn', ...command, messages: command.messages as ModelMessage[] },
+        onEvent,
+      ),
     interrupt: (threadId, turnId) => runner.interrupt(threadId, turnId),
   };
   return { host, isolation: report.isolation, shutdown: () => runner.shutdown() };

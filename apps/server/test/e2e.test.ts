@@ -25,10 +25,24 @@ interface Frame {
 /** Follows a thread's stream with a standard EventSource client until `count` idle events arrived. */
 function follow(url: string, token: string, idles: number): Promise<Frame[]> {
   const source = new EventSource(url, {
-    fetch: (input, init) => fetch(input, { ...init, headers: { ...init?.headers, authorization: `Bearer ${token}` } }),
+    fetch: (input, init) =>
+      fetch(input, { ...init, headers: { ...init?.headers, authorization: `Bearer ${token}` } }),
   });
   const frames: Frame[] = [];
-  const types = ['user.message', 'turn.started', 'tool_call.start', 'tool_call.end', 'assistant.message.chunk', 'assistant.message', 'turn.ended', 'idle', 'sandbox.status', 'entrypoint.output', 'usage', 'error'];
+  const types = [
+    'user.message',
+    'turn.started',
+    'tool_call.start',
+    'tool_call.end',
+    'assistant.message.chunk',
+    'assistant.message',
+    'turn.ended',
+    'idle',
+    'sandbox.status',
+    'entrypoint.output',
+    'usage',
+    'error',
+  ];
   return new Promise((resolveFrames, reject) => {
     const timer = setTimeout(() => {
       source.close();
@@ -60,7 +74,13 @@ describe('end to end: the server started as the README says', () => {
     base = `http://127.0.0.1:${port}`;
     child = spawn('npm', ['start', '--silent'], {
       cwd: root,
-      env: { ...process.env, PORT: String(port), PADDOCK_DATA_DIR: dataDir, DATABASE_URL: '', PADDOCK_BOOTSTRAP_TOKEN: '' },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        PADDOCK_DATA_DIR: dataDir,
+        DATABASE_URL: '',
+        PADDOCK_BOOTSTRAP_TOKEN: '',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
@@ -68,7 +88,10 @@ describe('end to end: the server started as the README says', () => {
     child.stderr!.on('data', (d) => (output += d));
     const until = Date.now() + 20_000;
     for (;;) {
-      const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+      const ok = await fetch(`${base}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
       if (Date.now() > until || child.exitCode !== null) throw new Error(`server did not start:\n${output}`);
       await new Promise((r) => setTimeout(r, 100));
@@ -92,7 +115,11 @@ describe('end to end: the server started as the README says', () => {
       method: 'POST',
       headers,
       body: JSON.stringify({
-        agent: { instructions: 'e2e', entrypoint: 'echo hi > /workspace/boot.txt', secrets: { GREETING: 'hello' } },
+        agent: {
+          instructions: 'e2e',
+          entrypoint: 'echo hi > /workspace/boot.txt',
+          secrets: { GREETING: 'hello' },
+        },
         input: '::sh echo $GREETING && cat boot.txt',
       }),
     });
@@ -128,9 +155,15 @@ describe('end to end: the server started as the README says', () => {
     process.kill(-child.pid!, 'SIGTERM');
     await exited;
     const until = Date.now() + 10_000;
-    while (!output.includes('"msg":"stopped"') && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    while (!output.includes('"msg":"stopped"') && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 50));
     expect(output).toContain('"msg":"shutting down"');
     expect(output).toContain('"msg":"stopped"');
-    expect(await fetch(`${base}/healthz`).then(() => 'up', () => 'down')).toBe('down');
+    expect(
+      await fetch(`${base}/healthz`).then(
+        () => 'up',
+        () => 'down',
+      ),
+    ).toBe('down');
   });
 });

@@ -1,6 +1,6 @@
 import { mintToken } from '@paddock/core';
 import { testDatabases } from '@paddock/testing';
-import { listThreadsForTest, type TestServer, startTestServer } from '@paddock/testing/server';
+import { listThreadsForTest, startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentSpec, json } from './helpers.ts';
 
@@ -13,9 +13,16 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
   beforeAll(async () => {
     server = await startTestServer(database);
     const { store } = server.paddock.services;
-    const admin = await store.db.selectFrom('users').select('id').where('username', '=', 'admin').executeTakeFirstOrThrow();
-    readToken = (await mintToken(store.db, { kind: 'pat', userId: admin.id, name: 'ro', scopes: ['read'] })).token;
-    adminOnlyToken = (await mintToken(store.db, { kind: 'pat', userId: admin.id, name: 'adm', scopes: ['admin'] })).token;
+    const admin = await store.db
+      .selectFrom('users')
+      .select('id')
+      .where('username', '=', 'admin')
+      .executeTakeFirstOrThrow();
+    readToken = (await mintToken(store.db, { kind: 'pat', userId: admin.id, name: 'ro', scopes: ['read'] }))
+      .token;
+    adminOnlyToken = (
+      await mintToken(store.db, { kind: 'pat', userId: admin.id, name: 'adm', scopes: ['admin'] })
+    ).token;
   });
   afterAll(() => server.close());
 
@@ -26,7 +33,10 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
   it('refuses a request without a token, and one with a bad token', async () => {
     const none = await json(await server.request('GET', `/v2/threads/${missing}`, { token: null }), 401);
     expect(none).toEqual({ detail: 'missing bearer token' });
-    const bad = await json(await server.request('GET', `/v2/threads/${missing}`, { token: 'pdk_pat_nope' }), 401);
+    const bad = await json(
+      await server.request('GET', `/v2/threads/${missing}`, { token: 'pdk_pat_nope' }),
+      401,
+    );
     expect(bad).toEqual({ detail: 'invalid or expired PAT' });
   });
 
@@ -51,7 +61,10 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
       }),
       403,
     );
-    await json(await server.request('POST', `/v2/threads/${thread_id}/interrupt`, { token: readToken, body: {} }), 403);
+    await json(
+      await server.request('POST', `/v2/threads/${thread_id}/interrupt`, { token: readToken, body: {} }),
+      403,
+    );
     const transcript = await json<{ items: unknown[] }>(
       await server.request('GET', `/v2/threads/${thread_id}/messages`, { token: readToken }),
       200,
@@ -62,7 +75,9 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
   it('answers 422 with an array of {loc, msg, type} for unknown and malformed fields', async () => {
     const before = await threadCount();
     const unknown = await json<{ detail: { loc: unknown[]; msg: string; type: string }[] }>(
-      await server.request('POST', '/v2/threads', { body: { agent: agentSpec({ colour: 'red' }), input: 'x' } }),
+      await server.request('POST', '/v2/threads', {
+        body: { agent: agentSpec({ colour: 'red' }), input: 'x' },
+      }),
       422,
     );
     expect(unknown.detail).toContainEqual(expect.objectContaining({ loc: ['body', 'agent', 'colour'] }));
@@ -82,7 +97,11 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
         422,
       );
       expect(Array.isArray(answer.detail), JSON.stringify(body)).toBe(true);
-      expect(answer.detail[0]).toEqual({ loc: expect.any(Array), msg: expect.any(String), type: expect.any(String) });
+      expect(answer.detail[0]).toEqual({
+        loc: expect.any(Array),
+        msg: expect.any(String),
+        type: expect.any(String),
+      });
     }
     await json(await server.request('POST', '/v2/threads', { body: 'not json', headers: {} }), 422);
     expect(await threadCount()).toBe(before);
@@ -90,7 +109,9 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
 
   it('answers the provider rules of D4 at agent create', async () => {
     const disabled = await json<{ detail: { code: string } }>(
-      await server.request('POST', '/v2/threads', { body: { agent: agentSpec({ machine_kind: 'sandbox_b' }) } }),
+      await server.request('POST', '/v2/threads', {
+        body: { agent: agentSpec({ machine_kind: 'sandbox_b' }) },
+      }),
       503,
     );
     expect(disabled.detail.code).toBe('provider_disabled');
@@ -105,9 +126,14 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
 
   it('answers 404 for a missing agent, thread and task, and for an unrouted path', async () => {
     expect(
-      await json(await server.request('POST', '/v2/threads', { body: { agent_id: missing, input: 'x' } }), 404),
+      await json(
+        await server.request('POST', '/v2/threads', { body: { agent_id: missing, input: 'x' } }),
+        404,
+      ),
     ).toEqual({ detail: 'Agent not found' });
-    expect(await json(await server.request('GET', `/v2/threads/${missing}`), 404)).toEqual({ detail: 'Thread not found' });
+    expect(await json(await server.request('GET', `/v2/threads/${missing}`), 404)).toEqual({
+      detail: 'Thread not found',
+    });
     expect(await json(await server.request('GET', `/v2/threads/${missing}/messages`), 404)).toEqual({
       detail: 'Thread not found',
     });
@@ -125,9 +151,14 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
       await server.request('POST', '/v2/threads', { body: { agent: agentSpec() } }),
       201,
     );
-    await json(await server.request('POST', `/v2/threads/${thread_id}/messages`, { body: { messages: [] } }), 422);
     await json(
-      await server.request('POST', `/v2/threads/${thread_id}/messages`, { body: { messages: [{ content: '' }] } }),
+      await server.request('POST', `/v2/threads/${thread_id}/messages`, { body: { messages: [] } }),
+      422,
+    );
+    await json(
+      await server.request('POST', `/v2/threads/${thread_id}/messages`, {
+        body: { messages: [{ content: '' }] },
+      }),
       422,
     );
     const huge = 'x'.repeat(5 * 1024 * 1024);
@@ -153,7 +184,11 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
       201,
     );
     const { store } = server.paddock.services;
-    const owner = await store.db.selectFrom('threads').select('owner_user_id').where('id', '=', a.thread_id).executeTakeFirstOrThrow();
+    const owner = await store.db
+      .selectFrom('threads')
+      .select('owner_user_id')
+      .where('id', '=', a.thread_id)
+      .executeTakeFirstOrThrow();
     const bound = await mintToken(store.db, {
       kind: 'thread',
       userId: owner.owner_user_id,
@@ -162,7 +197,9 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
       threadId: a.thread_id,
     });
     await json(await server.request('GET', `/v2/threads/${a.thread_id}`, { token: bound.token }), 200);
-    expect(await json(await server.request('GET', `/v2/threads/${b.thread_id}`, { token: bound.token }), 404)).toEqual({
+    expect(
+      await json(await server.request('GET', `/v2/threads/${b.thread_id}`, { token: bound.token }), 404),
+    ).toEqual({
       detail: 'Thread not found',
     });
     const roles = await json<{ detail: string }>(

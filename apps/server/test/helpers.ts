@@ -32,7 +32,9 @@ export async function allEvents(server: TestServer, threadId: string): Promise<T
 
 /** Event types in order, with chunk runs collapsed, for asserting a turn's shape. */
 export function shape(events: ThreadEvent[]): string[] {
-  return events.map((e) => e.type).filter((t, i, all) => !(t === 'assistant.message.chunk' && all[i - 1] === t));
+  return events
+    .map((e) => e.type)
+    .filter((t, i, all) => !(t === 'assistant.message.chunk' && all[i - 1] === t));
 }
 
 export function agentSpec(overrides: Record<string, unknown> = {}) {

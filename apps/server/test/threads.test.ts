@@ -1,5 +1,5 @@
 import { testDatabases } from '@paddock/testing';
-import { type TestServer, startTestServer } from '@paddock/testing/server';
+import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentSpec, allEvents, json, settled, shape, turnStarted } from './helpers.ts';
 
@@ -27,7 +27,9 @@ describe.each(testDatabases())('threads on $name', (database) => {
 
     const events = await allEvents(server, created.thread_id);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
-    const types = shape(events).filter((t) => t !== 'sandbox.status' && t !== 'entrypoint.output' && t !== 'usage');
+    const types = shape(events).filter(
+      (t) => t !== 'sandbox.status' && t !== 'entrypoint.output' && t !== 'usage',
+    );
     expect(types).toEqual([
       'user.message',
       'turn.started',
@@ -54,10 +56,9 @@ describe.each(testDatabases())('threads on $name', (database) => {
     expect(stored.secrets_enc).not.toContain('hello');
     expect(JSON.stringify(events.filter((e) => e.type === 'sandbox.status'))).not.toContain('hello');
 
-    const transcript = await json<{ items: { role: string; content: string; metadata?: { model?: string } }[] }>(
-      await server.request('GET', `/v2/threads/${created.thread_id}/messages`),
-      200,
-    );
+    const transcript = await json<{
+      items: { role: string; content: string; metadata?: { model?: string } }[];
+    }>(await server.request('GET', `/v2/threads/${created.thread_id}/messages`), 200);
     expect(transcript.items.map((m) => m.role)).toEqual(['user', 'assistant']);
     expect(transcript.items[1]!.metadata?.model).toBe('scripted');
     expect(transcript.items[1]!.content).toContain('hello');
@@ -65,7 +66,9 @@ describe.each(testDatabases())('threads on $name', (database) => {
 
   it('continues a thread with a follow-up in the same workspace and conversation', async () => {
     const { thread_id } = await json<{ thread_id: string }>(
-      await server.request('POST', '/v2/threads', { body: { agent: agentSpec(), input: '::sh echo one > note.txt' } }),
+      await server.request('POST', '/v2/threads', {
+        body: { agent: agentSpec(), input: '::sh echo one > note.txt' },
+      }),
       201,
     );
     await settled(server, thread_id);
@@ -97,7 +100,9 @@ describe.each(testDatabases())('threads on $name', (database) => {
       201,
     );
     const quiet = await json<{ run_started: boolean }>(
-      await server.request('POST', `/v2/threads/${thread_id}/messages`, { body: { messages: [{ content: 'note' }] } }),
+      await server.request('POST', `/v2/threads/${thread_id}/messages`, {
+        body: { messages: [{ content: 'note' }] },
+      }),
       201,
     );
     expect(quiet.run_started).toBe(false);
@@ -163,15 +168,22 @@ describe.each(testDatabases())('threads on $name', (database) => {
 
   it('settles to the reported outcome, and to fail on a model error', async () => {
     const ok = await json<{ thread_id: string }>(
-      await server.request('POST', '/v2/threads', { body: { agent: agentSpec(), input: '::outcome success all done' } }),
+      await server.request('POST', '/v2/threads', {
+        body: { agent: agentSpec(), input: '::outcome success all done' },
+      }),
       201,
     );
     const bad = await json<{ thread_id: string }>(
-      await server.request('POST', '/v2/threads', { body: { agent: agentSpec(), input: '::error upstream exploded' } }),
+      await server.request('POST', '/v2/threads', {
+        body: { agent: agentSpec(), input: '::error upstream exploded' },
+      }),
       201,
     );
     expect((await settled(server, ok.thread_id)).status).toBe('success');
-    expect((await allEvents(server, ok.thread_id)).at(-1)!.data).toEqual({ status: 'success', summary: 'all done' });
+    expect((await allEvents(server, ok.thread_id)).at(-1)!.data).toEqual({
+      status: 'success',
+      summary: 'all done',
+    });
     expect((await settled(server, bad.thread_id)).status).toBe('fail');
     const events = await allEvents(server, bad.thread_id);
     expect(events.find((e) => e.type === 'error')!.data).toMatchObject({ code: 'model_error' });
@@ -222,10 +234,9 @@ describe.each(testDatabases())('threads on $name', (database) => {
     );
     expect(rest.items.map((e) => e.seq)).toEqual(all.slice(2).map((e) => e.seq));
     expect(rest.next_cursor).toBeNull();
-    const desc = await json<{ items: { type: string; task_id: string; thread_id: string; agent_id: string }[] }>(
-      await server.request('GET', `/v2/tasks/${thread_id}/events?limit=3&desc=true`),
-      200,
-    );
+    const desc = await json<{
+      items: { type: string; task_id: string; thread_id: string; agent_id: string }[];
+    }>(await server.request('GET', `/v2/tasks/${thread_id}/events?limit=3&desc=true`), 200);
     expect(desc.items.map((e) => e.type)).toEqual(['idle', 'turn.ended', all.at(-3)!.type]);
     expect(desc.items[0]).toMatchObject({ task_id: thread_id, thread_id });
   });

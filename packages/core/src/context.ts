@@ -1,8 +1,8 @@
 import type { Scope, TokenKind } from '@paddock/protocol';
 import type { EventLog, TurnWorker } from '@paddock/runtime';
 import type { Store } from '@paddock/store';
-import type { SecretBox } from './crypto/secret-box.ts';
 import type { ProviderPolicy } from './agents/provider-policy.ts';
+import type { SecretBox } from './crypto/secret-box.ts';
 import type { SandboxHost } from './turns/sandbox-host.ts';
 
 /** Who is calling: the user, and the credential they called with (its scopes and resource binding). */

@@ -14,14 +14,23 @@ export const harnesses = [
 export type HarnessName = (typeof harnesses)[number];
 
 /** Sandbox providers (`machine_kind`). `sandbox_a` is the default, local provider. */
-export const machineKinds = ['sandbox_a', 'sandbox_b', 'sandbox_c', 'sandbox_d', 'sandbox_e', 'sandbox_f'] as const;
+export const machineKinds = [
+  'sandbox_a',
+  'sandbox_b',
+  'sandbox_c',
+  'sandbox_d',
+  'sandbox_e',
+  'sandbox_f',
+] as const;
 export type MachineKind = (typeof machineKinds)[number];
 
 export const machineSizes = ['S', 'M', 'L'] as const;
 export type MachineSize = (typeof machineSizes)[number];
 
 /** An environment-variable name, as accepted for secret keys. */
-export const envNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a valid environment-variable name');
+export const envNameSchema = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a valid environment-variable name');
 
 export const mcpServerSchema = z
   .strictObject({

@@ -39,7 +39,13 @@ export interface EventData {
   'reasoning.chunk': { content: { type: 'text'; content: string }[] };
   'tool_call.start': { tool_id: string; name: string; input: unknown };
   'tool_call.update': { tool_id: string; output: string };
-  'tool_call.end': { tool_id: string; status: 'ok' | 'error'; output?: string; error?: string; exit_code?: number };
+  'tool_call.end': {
+    tool_id: string;
+    status: 'ok' | 'error';
+    output?: string;
+    error?: string;
+    exit_code?: number;
+  };
   'plan.update': { entries: unknown[] };
   'mcp.status': { name: string; status: string; error?: string };
   'sandbox.status': { status: string; isolation?: string; detail?: string };

@@ -1,5 +1,12 @@
 import { newId, timestamp } from '@paddock/protocol';
-import { enqueueTurn, findAgent, insertOrFindAgent, pickQueuedTurn, type Store, startTurn } from '@paddock/store';
+import {
+  enqueueTurn,
+  findAgent,
+  insertOrFindAgent,
+  pickQueuedTurn,
+  type Store,
+  startTurn,
+} from '@paddock/store';
 import { openTestStore, seedThread, testDatabases } from '@paddock/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -30,7 +37,11 @@ describe.each(testDatabases())('store on $name', (database) => {
     const { threadId } = await seedThread(store);
     expect(await enqueueTurn(store.db, turnRow(threadId))).toBe(true);
     expect(await enqueueTurn(store.db, turnRow(threadId))).toBe(false);
-    const queued = await store.db.selectFrom('turns').select('id').where('thread_id', '=', threadId).execute();
+    const queued = await store.db
+      .selectFrom('turns')
+      .select('id')
+      .where('thread_id', '=', threadId)
+      .execute();
     expect(queued).toHaveLength(1);
   });
 

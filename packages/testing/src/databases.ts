@@ -13,7 +13,9 @@ export function testDatabases(): TestDatabase[] {
 }
 
 /** A fresh PostgreSQL database for one test server; dropped again by the returned function. */
-export async function createPostgresDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+export async function createPostgresDatabase(
+  adminUrl: string,
+): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `paddock_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();

@@ -13,7 +13,11 @@ export interface TestServer {
   token: string;
   dataDir: string;
   /** `fetch` against the server with the admin token unless another is given. */
-  request(method: string, path: string, options?: { body?: unknown; token?: string | null; headers?: Record<string, string> }): Promise<Response>;
+  request(
+    method: string,
+    path: string,
+    options?: { body?: unknown; token?: string | null; headers?: Record<string, string> },
+  ): Promise<Response>;
   close(): Promise<void>;
 }
 

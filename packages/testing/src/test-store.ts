@@ -6,7 +6,9 @@ import { openStore, type Store } from '@paddock/store';
 import { createPostgresDatabase, type TestDatabase } from './databases.ts';
 
 /** A migrated store of its own on the given database, removed again by `close`. */
-export async function openTestStore(database: TestDatabase): Promise<{ store: Store; close(): Promise<void> }> {
+export async function openTestStore(
+  database: TestDatabase,
+): Promise<{ store: Store; close(): Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'paddock-store-'));
   const postgres = database.name === 'postgres' ? await createPostgresDatabase(database.adminUrl) : undefined;
   const store = await openStore({ databaseUrl: postgres?.url, dataDir });
@@ -21,7 +23,9 @@ export async function openTestStore(database: TestDatabase): Promise<{ store: St
 }
 
 /** Inserts a user, team, agent and thread: the rows a thread-level test needs. */
-export async function seedThread(store: Store): Promise<{ threadId: string; agentId: string; userId: string }> {
+export async function seedThread(
+  store: Store,
+): Promise<{ threadId: string; agentId: string; userId: string }> {
   const at = timestamp();
   const userId = newId();
   const orgId = newId();
@@ -29,7 +33,10 @@ export async function seedThread(store: Store): Promise<{ threadId: string; agen
   const agentId = newId();
   const threadId = newId();
   await store.transaction(async (trx) => {
-    await trx.insertInto('users').values({ id: userId, username: `u-${userId}`, password_hash: null, created_at: at }).execute();
+    await trx
+      .insertInto('users')
+      .values({ id: userId, username: `u-${userId}`, password_hash: null, created_at: at })
+      .execute();
     await trx.insertInto('orgs').values({ id: orgId, name: 'o', created_at: at }).execute();
     await trx.insertInto('teams').values({ id: teamId, org_id: orgId, name: 't', created_at: at }).execute();
     await trx

@@ -1,5 +1,5 @@
-import { type ErrorCode, errorStatus, stringDetailCodes } from '@paddock/protocol';
 import { PaddockError } from '@paddock/core';
+import { type ErrorCode, errorStatus, stringDetailCodes } from '@paddock/protocol';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 
@@ -16,7 +16,11 @@ function validationDetail(context: string, issues: ValidationIssue[]) {
     const path = issue.instancePath.split('/').filter(Boolean);
     const loc = [context, ...path.map((p) => (/^\d+$/.test(p) ? Number(p) : p))];
     if (issue.keyword === 'unrecognized_keys' && issue.params?.keys) {
-      return issue.params.keys.map((key) => ({ loc: [...loc, key], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' }));
+      return issue.params.keys.map((key) => ({
+        loc: [...loc, key],
+        msg: 'Extra inputs are not permitted',
+        type: 'extra_forbidden',
+      }));
     }
     return [{ loc, msg: issue.message, type: issue.keyword }];
   });
@@ -30,8 +34,11 @@ export function installErrorHandling(app: FastifyInstance): void {
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (hasZodFastifySchemaValidationErrors(error)) {
-      const context = error.validationContext === 'querystring' ? 'query' : (error.validationContext ?? 'body');
-      return reply.code(422).send({ detail: validationDetail(context, error.validation as ValidationIssue[]) });
+      const context =
+        error.validationContext === 'querystring' ? 'query' : (error.validationContext ?? 'body');
+      return reply
+        .code(422)
+        .send({ detail: validationDetail(context, error.validation as ValidationIssue[]) });
     }
     const known: unknown = error;
     if (known instanceof PaddockError) {
@@ -49,7 +56,9 @@ export function installErrorHandling(app: FastifyInstance): void {
         return reply.code(415).send({ detail: 'Content-Type must be application/json' });
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
-        return reply.code(422).send({ detail: [{ loc: ['body'], msg: 'Body is not valid JSON', type: 'json_invalid' }] });
+        return reply
+          .code(422)
+          .send({ detail: [{ loc: ['body'], msg: 'Body is not valid JSON', type: 'json_invalid' }] });
     }
     if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
       return reply.code(error.statusCode).send({ detail: error.message });

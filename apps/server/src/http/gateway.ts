@@ -20,7 +20,10 @@ export function gatewayRoutes(app: FastifyInstance, _services: Services, router:
     const answer = await handleChatCompletions(router, request.body, controller.signal);
     if ('json' in answer) return reply.code(answer.status).send(answer.json);
     reply.hijack();
-    reply.raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    reply.raw.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+    });
     for await (const frame of answer.stream) reply.raw.write(frame);
     reply.raw.end();
   });

@@ -14,7 +14,10 @@ export function createProviderPolicy(enabled: ReadonlySet<MachineKind>): Provide
   return {
     check(machineKind, harness) {
       if (codingOnly.has(machineKind) && !harness.startsWith('coding_')) {
-        throw new PaddockError('runtime_not_supported', `${machineKind} runs coding agents only, not ${harness}`);
+        throw new PaddockError(
+          'runtime_not_supported',
+          `${machineKind} runs coding agents only, not ${harness}`,
+        );
       }
       if (!enabled.has(machineKind)) {
         throw new PaddockError('provider_disabled', `${machineKind} is not enabled in this deployment`);

@@ -50,7 +50,10 @@ export async function bootstrap(
             name: 'bootstrap',
             scopes: ['read', 'publish', 'admin'],
           });
-      created = { token: minted?.token ?? options.bootstrapToken!, password: options.adminPassword ? undefined : password };
+      created = {
+        token: minted?.token ?? options.bootstrapToken!,
+        password: options.adminPassword ? undefined : password,
+      };
     }
     if (options.bootstrapToken && !(await findTokenByHash(trx, hashToken(options.bootstrapToken)))) {
       await mintToken(trx, {

@@ -29,7 +29,11 @@ export async function appendMessages({
   requireScope(ctx.actor, 'publish');
   await reachableThread(ctx.store.db, ctx.actor, threadId);
   const otherRoles = input.messages.some((m) => m.role !== 'user');
-  if (otherRoles && ctx.actor.credential.binding.type !== 'user' && !hasScope(ctx.actor, 'messages:write_roles')) {
+  if (
+    otherRoles &&
+    ctx.actor.credential.binding.type !== 'user' &&
+    !hasScope(ctx.actor, 'messages:write_roles')
+  ) {
     throw new PaddockError('scope_denied', 'PAT lacks required scope: messages:write_roles');
   }
   const { result, events } = await ctx.store.transaction(async (trx) => {

@@ -1,7 +1,7 @@
 import { type CreateThreadBody, type MessageInput, newId, timestamp } from '@paddock/protocol';
 import { findDefaultTeamId, insertThread } from '@paddock/store';
-import { reachableAgent, requireScope } from '../auth/access.ts';
 import { resolveAgent } from '../agents/resolve-agent.ts';
+import { reachableAgent, requireScope } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError } from '../errors.ts';
 import { ensureQueuedTurn, queueInput } from './queue-input.ts';
@@ -17,7 +17,13 @@ export interface ThreadHandle {
  * `POST /v2/threads`: reuses or creates the agent, creates the thread and, with a first input,
  * queues its first turn, all in one transaction.
  */
-export async function createThread({ ctx, input }: { ctx: Ctx; input: CreateThreadBody }): Promise<ThreadHandle> {
+export async function createThread({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: CreateThreadBody;
+}): Promise<ThreadHandle> {
   requireScope(ctx.actor, 'publish');
   const messages: MessageInput[] = input.input
     ? [{ role: 'user', content: input.input }]

@@ -49,7 +49,10 @@ export async function interruptThread({
     }
     if (generation < thread.generation) {
       // A retry of a Stop that already took effect: answer what it cancelled then.
-      return { record: await taskRecord(trx, thread, agent, generation + 1, generation), runningTurnId: undefined };
+      return {
+        record: await taskRecord(trx, thread, agent, generation + 1, generation),
+        runningTurnId: undefined,
+      };
     }
     let runningTurnId: string | undefined;
     for (const turn of await findActiveTurns(trx, threadId)) {
@@ -67,7 +70,11 @@ export async function interruptThread({
       'interrupted',
       at,
     );
-    const status: ThreadStatus = runningTurnId ? 'running' : thread.status === 'running' ? 'idle' : (thread.status as ThreadStatus);
+    const status: ThreadStatus = runningTurnId
+      ? 'running'
+      : thread.status === 'running'
+        ? 'idle'
+        : (thread.status as ThreadStatus);
     await updateThread(trx, threadId, { generation: thread.generation + 1, status });
     const updated = { ...thread, generation: thread.generation + 1, status };
     return { record: await taskRecord(trx, updated, agent, updated.generation, generation), runningTurnId };

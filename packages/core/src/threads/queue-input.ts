@@ -1,5 +1,12 @@
 import { type MessageInput, newId } from '@paddock/protocol';
-import { allocateInputSequence, type Db, enqueueTurn, type InputRow, insertInput, type ThreadRow } from '@paddock/store';
+import {
+  allocateInputSequence,
+  type Db,
+  enqueueTurn,
+  type InputRow,
+  insertInput,
+  type ThreadRow,
+} from '@paddock/store';
 
 export interface QueuedMessage {
   id: string;

@@ -39,7 +39,11 @@ export interface SandboxHost {
       env: Record<string, string>;
       size: MachineSize;
       entrypoint?: string;
-      onEntrypointOutput(stream: EventData['entrypoint.output']['stream'], text: string, exitCode?: number): void;
+      onEntrypointOutput(
+        stream: EventData['entrypoint.output']['stream'],
+        text: string,
+        exitCode?: number,
+      ): void;
       onStatus(status: EventData['sandbox.status']): void;
     },
   ): Promise<void>;

@@ -68,7 +68,11 @@ export function createTurnExecutor(services: Services): TurnExecutor {
     return started.thread;
   }
 
-  async function ensureSandbox(thread: ThreadRow, agent: AgentRow, emit: (e: DraftEvent) => void): Promise<string> {
+  async function ensureSandbox(
+    thread: ThreadRow,
+    agent: AgentRow,
+    emit: (e: DraftEvent) => void,
+  ): Promise<string> {
     const known = sandboxTokens.get(thread.id);
     if (known && sandboxes.isRunning(thread.id)) return known;
     const minted = await store.transaction(async (trx) => {
@@ -82,7 +86,9 @@ export function createTurnExecutor(services: Services): TurnExecutor {
       });
     });
     sandboxTokens.set(thread.id, minted.token);
-    const secrets: Record<string, string> = agent.secrets_enc ? JSON.parse(services.secrets.open(agent.secrets_enc)) : {};
+    const secrets: Record<string, string> = agent.secrets_enc
+      ? JSON.parse(services.secrets.open(agent.secrets_enc))
+      : {};
     const workspaceDir = join(services.workspacesDir, thread.id);
     await mkdir(workspaceDir, { recursive: true });
     await sandboxes.ensure(thread.id, {
@@ -94,7 +100,10 @@ export function createTurnExecutor(services: Services): TurnExecutor {
         if (exitCode !== undefined && exitCode !== 0) {
           log.warn({ thread_id: thread.id, exit_code: exitCode }, 'entrypoint failed');
         }
-        emit({ type: 'entrypoint.output', data: exitCode === undefined ? { stream, text } : { stream, text, exit_code: exitCode } });
+        emit({
+          type: 'entrypoint.output',
+          data: exitCode === undefined ? { stream, text } : { stream, text, exit_code: exitCode },
+        });
       },
       onStatus: (status) => emit({ type: 'sandbox.status', data: status }),
     });
@@ -131,7 +140,12 @@ export function createTurnExecutor(services: Services): TurnExecutor {
           ),
         );
       }
-      const turnStatus = result.stopReason === 'cancelled' ? 'cancelled' : result.stopReason === 'error' ? 'failed' : 'completed';
+      const turnStatus =
+        result.stopReason === 'cancelled'
+          ? 'cancelled'
+          : result.stopReason === 'error'
+            ? 'failed'
+            : 'completed';
       await finishTurn(trx, turn.id, { status: turnStatus, stopReason: result.stopReason, at });
       const next = (await findActiveTurns(trx, thread.id)).some((t) => t.status === 'queued');
       await updateThread(trx, thread.id, { status: next ? 'running' : status });
@@ -195,7 +209,8 @@ export function createTurnExecutor(services: Services): TurnExecutor {
       } finally {
         signal.removeEventListener('abort', interrupt);
       }
-      if (result.stopReason === 'error' && result.error && !sawError) emit({ type: 'error', data: result.error });
+      if (result.stopReason === 'error' && result.error && !sawError)
+        emit({ type: 'error', data: result.error });
       await chain;
       await settle(turn, thread, model, result);
       services.worker?.wake();

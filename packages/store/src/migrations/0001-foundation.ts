@@ -90,7 +90,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('threads_owner_idx').on('threads').columns(['owner_user_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('threads_owner_idx')
+    .on('threads')
+    .columns(['owner_user_id', 'created_at'])
+    .execute();
   await db.schema
     .createTable('messages')
     .addColumn('id', 'text', (c) => c.primaryKey())
@@ -117,7 +121,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('inputs_thread_idx').on('inputs').columns(['thread_id', 'status', 'sequence']).execute();
+  await db.schema
+    .createIndex('inputs_thread_idx')
+    .on('inputs')
+    .columns(['thread_id', 'status', 'sequence'])
+    .execute();
   await db.schema
     .createTable('turns')
     .addColumn('id', 'text', (c) => c.primaryKey())

@@ -19,7 +19,12 @@ export function listEventsAfter(db: Db, threadId: string, after: number, limit: 
     .execute();
 }
 
-export function listEventsOrdered(db: Db, threadId: string, limit: number, desc: boolean): Promise<EventRow[]> {
+export function listEventsOrdered(
+  db: Db,
+  threadId: string,
+  limit: number,
+  desc: boolean,
+): Promise<EventRow[]> {
   return db
     .selectFrom('events')
     .selectAll()

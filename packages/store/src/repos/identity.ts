@@ -17,7 +17,10 @@ export async function insertUser(db: Db, user: UserRow): Promise<void> {
   await db.insertInto('users').values(user).execute();
 }
 
-export async function insertOrg(db: Db, org: { id: string; name: string; created_at: string }): Promise<void> {
+export async function insertOrg(
+  db: Db,
+  org: { id: string; name: string; created_at: string },
+): Promise<void> {
   await db.insertInto('orgs').values(org).execute();
 }
 

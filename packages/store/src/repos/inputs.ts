@@ -29,7 +29,11 @@ export async function markInputsSubmitted(db: Db, ids: string[], turnId: string,
 
 export async function cancelInputs(db: Db, ids: string[], reason: string, at: string): Promise<void> {
   if (ids.length === 0) return;
-  await db.updateTable('inputs').set({ status: 'cancelled', reason, updated_at: at }).where('id', 'in', ids).execute();
+  await db
+    .updateTable('inputs')
+    .set({ status: 'cancelled', reason, updated_at: at })
+    .where('id', 'in', ids)
+    .execute();
 }
 
 export function listCancelledInputs(db: Db, threadId: string, generation: number): Promise<InputRow[]> {

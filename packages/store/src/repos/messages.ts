@@ -11,7 +11,12 @@ export async function insertMessages(db: Db, rows: MessageRow[]): Promise<void> 
 
 /** The whole conversation of a thread, in order. */
 export function listMessages(db: Db, threadId: string): Promise<MessageRow[]> {
-  return db.selectFrom('messages').selectAll().where('thread_id', '=', threadId).orderBy('position').execute();
+  return db
+    .selectFrom('messages')
+    .selectAll()
+    .where('thread_id', '=', threadId)
+    .orderBy('position')
+    .execute();
 }
 
 /** Rows for consecutive positions starting at `first`, ids minted here. */

@@ -18,7 +18,12 @@ export function findThread(db: Db, id: string): Promise<ThreadRow | undefined> {
  * thread (messages, inputs, events) starts here, so counters never collide.
  */
 export async function lockThread(db: Db, id: string, at: string): Promise<ThreadRow | undefined> {
-  return db.updateTable('threads').set({ updated_at: at }).where('id', '=', id).returningAll().executeTakeFirst();
+  return db
+    .updateTable('threads')
+    .set({ updated_at: at })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 export async function updateThread(db: Db, id: string, patch: Updateable<ThreadsTable>): Promise<void> {

@@ -61,7 +61,12 @@ export async function startTurn(
 ): Promise<boolean> {
   const result = await db
     .updateTable('turns')
-    .set({ status: 'running', lease_owner: lease.owner, lease_expires_at: lease.expiresAt, started_at: lease.at })
+    .set({
+      status: 'running',
+      lease_owner: lease.owner,
+      lease_expires_at: lease.expiresAt,
+      started_at: lease.at,
+    })
     .where('id', '=', id)
     .where('status', '=', 'queued')
     .executeTakeFirst();

@@ -18,46 +18,56 @@ export function sseFrame(event: ThreadEvent): string {
   return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(body)}\n\n`;
 }
 
-export function eventStreamRoutes(app: FastifyInstance, services: Services, options: { keepaliveMs: number }): void {
+export function eventStreamRoutes(
+  app: FastifyInstance,
+  services: Services,
+  options: { keepaliveMs: number },
+): void {
   // Open streams end when the server closes, so shutdown does not wait on idle clients.
   const open = new Set<() => void>();
   app.addHook('preClose', async () => {
     for (const close of open) close();
   });
-  app.withTypeProvider<ZodTypeProvider>().get(
-    '/v2/threads/:thread_id/events/stream',
-    { schema: { params: threadParamsSchema, querystring: streamQuerySchema } },
-    async (request, reply) => {
-      const lastEventId = Number.parseInt(String(request.headers['last-event-id'] ?? ''), 10);
-      const after = Number.isFinite(lastEventId) && lastEventId >= 0 ? lastEventId : request.query.after;
-      const stream = await openEventStream({ ctx: ctxOf(services, request), threadId: request.params.thread_id, after });
-      reply.hijack();
-      const res = reply.raw;
-      res.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache, no-transform',
-        connection: 'keep-alive',
-        'x-accel-buffering': 'no',
-      });
-      res.write(': connected\n\n');
-      const keepalive = setInterval(() => res.write(': keepalive\n\n'), options.keepaliveMs);
-      const end = () => {
-        clearInterval(keepalive);
-        stream.close();
-      };
-      open.add(stream.close);
-      res.on('close', end);
-      try {
-        for await (const event of stream.events) {
-          if (!res.write(sseFrame(event))) await new Promise((resolve) => res.once('drain', resolve));
+  app
+    .withTypeProvider<ZodTypeProvider>()
+    .get(
+      '/v2/threads/:thread_id/events/stream',
+      { schema: { params: threadParamsSchema, querystring: streamQuerySchema } },
+      async (request, reply) => {
+        const lastEventId = Number.parseInt(String(request.headers['last-event-id'] ?? ''), 10);
+        const after = Number.isFinite(lastEventId) && lastEventId >= 0 ? lastEventId : request.query.after;
+        const stream = await openEventStream({
+          ctx: ctxOf(services, request),
+          threadId: request.params.thread_id,
+          after,
+        });
+        reply.hijack();
+        const res = reply.raw;
+        res.writeHead(200, {
+          'content-type': 'text/event-stream; charset=utf-8',
+          'cache-control': 'no-cache, no-transform',
+          connection: 'keep-alive',
+          'x-accel-buffering': 'no',
+        });
+        res.write(': connected\n\n');
+        const keepalive = setInterval(() => res.write(': keepalive\n\n'), options.keepaliveMs);
+        const end = () => {
+          clearInterval(keepalive);
+          stream.close();
+        };
+        open.add(stream.close);
+        res.on('close', end);
+        try {
+          for await (const event of stream.events) {
+            if (!res.write(sseFrame(event))) await new Promise((resolve) => res.once('drain', resolve));
+          }
+        } catch (err) {
+          request.log.error({ err }, 'event stream failed');
+        } finally {
+          end();
+          open.delete(stream.close);
+          res.end();
         }
-      } catch (err) {
-        request.log.error({ err }, 'event stream failed');
-      } finally {
-        end();
-        open.delete(stream.close);
-        res.end();
-      }
-    },
-  );
+      },
+    );
 }

@@ -1,5 +1,11 @@
 import { interruptThread, listTaskEvents, PaddockError, type Services, taskNotFound } from '@paddock/core';
-import { interruptBodySchema, taskEventRecordSchema, taskEventsQuerySchema, taskParamsSchema, taskRecordSchema } from '@paddock/protocol';
+import {
+  interruptBodySchema,
+  taskEventRecordSchema,
+  taskEventsQuerySchema,
+  taskParamsSchema,
+  taskRecordSchema,
+} from '@paddock/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -19,12 +25,14 @@ export function taskRoutes(app: FastifyInstance, services: Services): void {
       },
     },
     (request) =>
-      asTask(listTaskEvents({
-        ctx: ctxOf(services, request),
-        taskId: request.params.task_id,
-        limit: request.query.limit,
-        desc: request.query.desc,
-      })),
+      asTask(
+        listTaskEvents({
+          ctx: ctxOf(services, request),
+          taskId: request.params.task_id,
+          limit: request.query.limit,
+          desc: request.query.desc,
+        }),
+      ),
   );
 
   r.post(
@@ -34,11 +42,13 @@ export function taskRoutes(app: FastifyInstance, services: Services): void {
       schema: { params: taskParamsSchema, body: interruptBodySchema, response: { 200: taskRecordSchema } },
     },
     (request) =>
-      asTask(interruptThread({
-        ctx: ctxOf(services, request),
-        threadId: request.params.task_id,
-        expectedGeneration: request.body?.expected_generation,
-      })),
+      asTask(
+        interruptThread({
+          ctx: ctxOf(services, request),
+          threadId: request.params.task_id,
+          expectedGeneration: request.body?.expected_generation,
+        }),
+      ),
   );
 }
 

@@ -33,16 +33,24 @@ export function threadRoutes(app: FastifyInstance, services: Services): void {
   r.post(
     '/v2/threads',
     { config: publish, schema: { body: createThreadBodySchema, response: { 201: threadHandleSchema } } },
-    async (request, reply) => reply.code(201).send(await createThread({ ctx: ctxOf(services, request), input: request.body })),
+    async (request, reply) =>
+      reply.code(201).send(await createThread({ ctx: ctxOf(services, request), input: request.body })),
   );
 
-  r.get('/v2/threads/:thread_id', { schema: { params: threadParamsSchema, response: { 200: threadSchema } } }, (request) =>
-    getThread({ ctx: ctxOf(services, request), threadId: request.params.thread_id }),
+  r.get(
+    '/v2/threads/:thread_id',
+    { schema: { params: threadParamsSchema, response: { 200: threadSchema } } },
+    (request) => getThread({ ctx: ctxOf(services, request), threadId: request.params.thread_id }),
   );
 
   r.get(
     '/v2/threads/:thread_id/messages',
-    { schema: { params: threadParamsSchema, response: { 200: z.object({ items: z.array(transcriptMessageSchema) }) } } },
+    {
+      schema: {
+        params: threadParamsSchema,
+        response: { 200: z.object({ items: z.array(transcriptMessageSchema) }) },
+      },
+    },
     (request) => listThreadMessages({ ctx: ctxOf(services, request), threadId: request.params.thread_id }),
   );
 
@@ -50,17 +58,31 @@ export function threadRoutes(app: FastifyInstance, services: Services): void {
     '/v2/threads/:thread_id/messages',
     {
       config: publish,
-      schema: { params: threadParamsSchema, body: appendMessagesBodySchema, response: { 201: appendMessagesResponseSchema } },
+      schema: {
+        params: threadParamsSchema,
+        body: appendMessagesBodySchema,
+        response: { 201: appendMessagesResponseSchema },
+      },
     },
     async (request, reply) =>
       reply.code(201).send(
-        await appendMessages({ ctx: ctxOf(services, request), threadId: request.params.thread_id, input: request.body }),
+        await appendMessages({
+          ctx: ctxOf(services, request),
+          threadId: request.params.thread_id,
+          input: request.body,
+        }),
       ),
   );
 
   r.get(
     '/v2/threads/:thread_id/events',
-    { schema: { params: threadParamsSchema, querystring: threadEventsQuerySchema, response: { 200: threadEventsPageSchema } } },
+    {
+      schema: {
+        params: threadParamsSchema,
+        querystring: threadEventsQuerySchema,
+        response: { 200: threadEventsPageSchema },
+      },
+    },
     (request) =>
       listThreadEvents({
         ctx: ctxOf(services, request),
@@ -72,7 +94,10 @@ export function threadRoutes(app: FastifyInstance, services: Services): void {
 
   r.post(
     '/v2/threads/:thread_id/interrupt',
-    { config: publish, schema: { params: threadParamsSchema, body: interruptBodySchema, response: { 200: taskRecordSchema } } },
+    {
+      config: publish,
+      schema: { params: threadParamsSchema, body: interruptBodySchema, response: { 200: taskRecordSchema } },
+    },
     (request) =>
       interruptThread({
         ctx: ctxOf(services, request),
