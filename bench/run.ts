@@ -35,8 +35,13 @@ try {
   const bare = start([join(root, 'bench/bare-server.ts'), body], { PORT: String(barePort) });
   try {
     await waitForHttp(`http://127.0.0.1:${barePort}/`, bare);
-    const bareRate = await requestRate(`http://127.0.0.1:${barePort}/`, {}, seconds);
-    const paddockRate = await requestRate(threadUrl, { authorization: `Bearer ${token}` }, seconds);
+    const bareUrl = `http://127.0.0.1:${barePort}/`;
+    const auth = { authorization: `Bearer ${token}` };
+    // Both servers get the same warm-up first, so the ratio compares JIT-compiled steady states.
+    await requestRate(bareUrl, {}, 2);
+    await requestRate(threadUrl, auth, 2);
+    const bareRate = await requestRate(bareUrl, {}, seconds);
+    const paddockRate = await requestRate(threadUrl, auth, seconds);
     process.stdout.write(
       `${JSON.stringify(
         {

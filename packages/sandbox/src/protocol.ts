@@ -27,3 +27,5 @@ export type SupervisorMessage =
   | { type: 'event'; turn_id: string; event: DraftEvent }
   | { type: 'turn.result'; turn_id: string; result: HarnessTurnResult }
   | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string };
+
+export type TurnCommand = Extract<RunnerCommand, { type: 'turn' }>;

@@ -1,0 +1,70 @@
+/** Paths the supervisor sees; fixed so that scripts and the harness can rely on them. */
+export const sandboxPaths = {
+  workspace: '/workspace',
+  apiSocketDir: '/run/paddock',
+  compileCache: '/run/paddock-cache',
+};
+
+export interface BwrapArgsInput {
+  env: Record<string, string>;
+  workspaceDir: string;
+  /** The staged /etc (see sandbox-etc.ts). */
+  etcDir: string;
+  /** Directories bound read-only at their host paths (the project's packages and node_modules, node). */
+  codePaths: string[];
+  /** Host directory holding the API proxy socket, bound read-only at /run/paddock. */
+  apiSocketDir?: string;
+  compileCacheDir?: string;
+  /** Only the warm-up run writes the compile cache; sandboxes read it. */
+  compileCacheWritable?: boolean;
+}
+
+/**
+ * The namespaces and lifetime flags, which go on bwrap's argv: should the options pipe ever be cut
+ * short, bwrap still isolates whatever it gets to run. As root, bwrap runs without a user namespace:
+ * it mounts with root's reach (workspaces may sit in a 0700 data dir) and the command itself drops to
+ * the sandbox uid (see bwrap-launch.ts).
+ */
+export function bwrapIsolationArgs(privileged: boolean): string[] {
+  const namespaces = privileged
+    ? ['--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup']
+    : ['--unshare-all'];
+  return [...namespaces, '--die-with-parent', '--new-session', '--hostname', 'sandbox'];
+}
+
+/**
+ * The sandbox's environment and filesystem. They travel over a pipe (`--args`), so the secrets in
+ * `env` never show in the host's process list.
+ */
+export function bwrapArgs(input: BwrapArgsInput): string[] {
+  const args = ['--clearenv'];
+  for (const [name, value] of Object.entries(input.env)) args.push('--setenv', name, value);
+  const destinations = [...input.codePaths, sandboxPaths.apiSocketDir, sandboxPaths.compileCache];
+  // Directories bwrap creates on its own get mode 0700 of whoever runs it: as root, the sandbox uid
+  // could not reach the code binds below them.
+  for (const dir of ancestorsOf(destinations)) args.push('--perms', '0755', '--dir', dir);
+  args.push('--ro-bind', '/usr', '/usr');
+  for (const dir of ['bin', 'lib', 'lib64', 'sbin']) args.push('--symlink', `usr/${dir}`, `/${dir}`);
+  args.push('--ro-bind', input.etcDir, '/etc');
+  // tmpfs is charged to the sandbox's memory cgroup, so its size needs no limit of its own.
+  args.push('--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--tmpfs', '/dev/shm');
+  args.push('--perms', '1777', '--tmpfs', '/tmp');
+  for (const path of input.codePaths) args.push('--ro-bind', path, path);
+  if (input.apiSocketDir) args.push('--ro-bind', input.apiSocketDir, sandboxPaths.apiSocketDir);
+  if (input.compileCacheDir) {
+    const bind = input.compileCacheWritable ? '--bind' : '--ro-bind';
+    args.push(bind, input.compileCacheDir, sandboxPaths.compileCache);
+  }
+  args.push('--bind', input.workspaceDir, sandboxPaths.workspace, '--chdir', sandboxPaths.workspace);
+  return args;
+}
+
+/** Every proper ancestor of the given absolute paths except `/`, parents before children. */
+function ancestorsOf(paths: string[]): string[] {
+  const found = new Set<string>();
+  for (const path of paths) {
+    const parts = path.split('/').filter(Boolean);
+    for (let depth = 1; depth < parts.length; depth++) found.add(`/${parts.slice(0, depth).join('/')}`);
+  }
+  return [...found].sort((a, b) => a.split('/').length - b.split('/').length);
+}

@@ -1,0 +1,108 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { Duplex } from 'node:stream';
+import { bwrapIsolationArgs } from './bwrap-args.ts';
+
+export interface BwrapLaunch {
+  bwrapPath: string;
+  setprivPath: string;
+  /** The uid (and gid) the command drops to inside the sandbox; set only when running as root. */
+  uid?: number;
+  /** cgroup.procs files the process joins before it execs anything else. */
+  cgroupProcs?: string[];
+  /** What runs in the sandbox; it stays on argv, so it must hold no secrets. */
+  command: string[];
+}
+
+/** A bwrap process blocked on reading its options; `start` hands them over and the sandbox comes up. */
+export interface BwrapLauncher {
+  readonly child: ChildProcess;
+  /** Settles once the process is in its cgroups (at once without them); rejects if it died first. */
+  readonly joined: Promise<void>;
+  start(options: string[]): void;
+}
+
+// Joining the cgroups has to happen as root and before the sandbox exists, so every process in it
+// is born inside the limits: the shell writes its own pid, reports back on the options socket (fd 3
+// is a socket pair, so the byte travels the other way from the options), then execs into bwrap.
+const joinCgroups =
+  'for f; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; shift; done; shift; printf j >&3; exec "$@"';
+
+/**
+ * Spawns bwrap as its own process group, through the cgroup join, and leaves it waiting for its
+ * options. As root, the command starts through setpriv, which drops to the sandbox uid with no
+ * capabilities and no way back (no_new_privs) before anything of the sandbox's own runs.
+ */
+export function spawnBwrap(launch: BwrapLaunch): BwrapLauncher {
+  const privileged = launch.uid !== undefined;
+  const argv: string[] = [];
+  if (launch.cgroupProcs?.length)
+    argv.push('/bin/sh', '-c', joinCgroups, 'paddock-cgroup', ...launch.cgroupProcs, '--');
+  argv.push(launch.bwrapPath, ...bwrapIsolationArgs(privileged), '--args', '3', '--');
+  if (launch.uid !== undefined) argv.push(...dropPrivileges(launch.setprivPath, launch.uid));
+  argv.push(...launch.command);
+  const child = spawn(argv[0]!, argv.slice(1), {
+    stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+    detached: true,
+    env: { PATH: '/usr/bin:/bin' },
+  });
+  const optionsPipe = child.stdio[3] as Duplex;
+  optionsPipe.on('error', () => {});
+  const joined = launch.cgroupProcs?.length ? whenJoined(child, optionsPipe) : Promise.resolve();
+  joined.catch(() => {});
+  return {
+    child,
+    joined,
+    start(options) {
+      // NUL separates the options on the pipe; one inside a value would smuggle in extra options.
+      if (options.some((option) => option.includes('\0'))) {
+        throw new Error('sandbox options must not contain NUL');
+      }
+      optionsPipe.end(options.map((option) => `${option}\0`).join(''));
+    },
+  };
+}
+
+/** Spawns bwrap and hands it its options at once. */
+export function launchBwrap(launch: BwrapLaunch & { options: string[] }): ChildProcess {
+  const launcher = spawnBwrap(launch);
+  launcher.start(launch.options);
+  return launcher.child;
+}
+
+const joinTimeoutMs = 10_000;
+
+function whenJoined(child: ChildProcess, optionsPipe: Duplex): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error('sandbox launcher did not join its cgroups')),
+      joinTimeoutMs,
+    );
+    timer.unref();
+    optionsPipe.once('data', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`sandbox launcher exited with ${code} before joining its cgroups`));
+    });
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+  });
+}
+
+function dropPrivileges(setprivPath: string, uid: number): string[] {
+  const id = String(uid);
+  return [
+    setprivPath,
+    `--reuid=${id}`,
+    `--regid=${id}`,
+    '--clear-groups',
+    '--inh-caps=-all',
+    '--bounding-set=-all',
+    '--no-new-privs',
+    '--',
+  ];
+}

@@ -1,0 +1,62 @@
+import { access, constants } from 'node:fs/promises';
+import { launchBwrap } from './bwrap-launch.ts';
+
+const probeTimeoutMs = 5_000;
+const searchedPaths = ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'];
+
+export async function findBwrap(): Promise<string | undefined> {
+  for (const path of searchedPaths) {
+    if (await isExecutable(path)) return path;
+  }
+  return undefined;
+}
+
+export async function isExecutable(path: string): Promise<boolean> {
+  return access(path, constants.X_OK).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * Starts a throwaway sandbox the way real ones start (same namespaces, same privilege drop), so a
+ * host where bwrap cannot set up its namespaces is found out before a thread needs a sandbox.
+ */
+export async function probeBwrap(launch: {
+  bwrapPath: string;
+  setprivPath: string;
+  uid?: number;
+}): Promise<{ ok: true } | { ok: false; reason: string }> {
+  const child = launchBwrap({
+    ...launch,
+    options: ['--ro-bind', '/usr', '/usr', '--proc', '/proc', '--dev', '/dev'].concat(
+      ...['bin', 'lib', 'lib64'].map((dir) => ['--symlink', `usr/${dir}`, `/${dir}`]),
+    ),
+    command: ['/usr/bin/true'],
+  });
+  child.stdin?.end();
+  child.stdout?.resume();
+  let stderr = '';
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (text: string) => {
+    stderr += text;
+  });
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      resolve({ ok: false, reason: 'bwrap probe timed out' });
+    }, probeTimeoutMs);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      resolve({ ok: false, reason: `bwrap probe failed to start: ${error.message}` });
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(
+        code === 0
+          ? { ok: true }
+          : { ok: false, reason: `bwrap probe exited with ${code}: ${stderr.trim()}` },
+      );
+    });
+  });
+}

@@ -1,0 +1,163 @@
+import { mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { bwrapArgs, sandboxPaths } from './bwrap-args.ts';
+import { bwrapSandboxEnv, loopbackApiUrl } from './bwrap-env.ts';
+import { launchBwrap, spawnBwrap } from './bwrap-launch.ts';
+import {
+  type CgroupConfig,
+  cgroupsUsable,
+  defaultCgroupConfig,
+  removeEmptyGroups,
+  SandboxCgroup,
+} from './cgroups.ts';
+import { startChildSandbox } from './child-sandbox-process.ts';
+import { chownTree } from './chown-tree.ts';
+import { defaultCodePaths, supervisorMain } from './code-paths.ts';
+import { warmCompileCache } from './compile-cache.ts';
+import { sandboxLimits } from './limits.ts';
+import type { SandboxProcess, SandboxProvider, SandboxSpec } from './provider.ts';
+import { buildSandboxEtc } from './sandbox-etc.ts';
+import { type Launcher, StandbyLauncher } from './standby-launcher.ts';
+
+export interface BwrapProviderOptions {
+  /** Holds the staged /etc and the supervisor's compile cache. */
+  stateDir: string;
+  bwrapPath?: string;
+  setprivPath?: string;
+  /** The uid (and gid) sandboxes run as when the host process is root. Default 65534. */
+  sandboxUid?: number;
+  /** cgroup v1 location; `false` runs without limits. */
+  cgroups?: CgroupConfig | false;
+  nodePath?: string;
+  /** Read-only binds at their host paths; defaults to the project's packages/ and node_modules/. */
+  codePaths?: string[];
+  bootTimeoutMs?: number;
+  log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+export interface BwrapProvider extends SandboxProvider {
+  readonly kind: 'bwrap';
+  /** Whether sandboxes get the S/M/L limits. */
+  readonly cgroups: boolean;
+  /** Settles once the supervisor's compile cache is filled (or given up on); the first create waits for it. */
+  readonly warmed: Promise<void>;
+}
+
+export const defaultSandboxUid = 65534;
+
+/** `sandbox_a` with bubblewrap: namespaces, an unprivileged uid, no network but the API proxy, cgroup limits. */
+export async function createBwrapProvider(options: BwrapProviderOptions): Promise<BwrapProvider> {
+  const bwrapPath = options.bwrapPath ?? '/usr/bin/bwrap';
+  const setprivPath = options.setprivPath ?? '/usr/bin/setpriv';
+  const nodePath = options.nodePath ?? process.execPath;
+  const codePaths = options.codePaths ?? defaultCodePaths(nodePath);
+  const asRoot = process.getuid?.() === 0;
+  const uid = asRoot ? (options.sandboxUid ?? defaultSandboxUid) : undefined;
+  const cgroupConfig = options.cgroups === false ? undefined : (options.cgroups ?? defaultCgroupConfig);
+  const limited = cgroupConfig !== undefined && (await cgroupsUsable(cgroupConfig));
+  if (cgroupConfig && limited) await removeEmptyGroups(cgroupConfig);
+  const bootTimeoutMs = options.bootTimeoutMs ?? 15_000;
+
+  await mkdir(options.stateDir, { recursive: true });
+  const etcDir = join(options.stateDir, 'etc');
+  await buildSandboxEtc(etcDir, uid ?? process.getuid?.() ?? 0);
+  const launch = { bwrapPath, setprivPath, uid };
+
+  // Not awaited: the first create waits for it, so building the provider stays quick.
+  const compileCache = warmCompileCache({
+    dir: join(options.stateDir, 'node-cache'),
+    uid,
+    launch: (cacheDir, workspaceDir) =>
+      launchBwrap({
+        ...launch,
+        command: [nodePath, supervisorMain, '--warm'],
+        options: bwrapArgs({
+          env: { PATH: '/usr/bin:/bin', NODE_COMPILE_CACHE: sandboxPaths.compileCache },
+          workspaceDir,
+          etcDir,
+          codePaths,
+          compileCacheDir: cacheDir,
+          compileCacheWritable: true,
+        }),
+      }),
+  }).catch((error: unknown) => {
+    options.log?.('warn', `supervisor compile cache unavailable, sandboxes boot slower: ${String(error)}`);
+    return undefined;
+  });
+
+  const standby = new StandbyLauncher(async (name): Promise<Launcher> => {
+    const cgroup = cgroupConfig && limited ? await SandboxCgroup.create(cgroupConfig, name) : undefined;
+    const launcher = spawnBwrap({
+      ...launch,
+      cgroupProcs: cgroup?.procsFiles,
+      command: [nodePath, supervisorMain],
+    });
+    launcher.child.on('error', () => {});
+    return { launcher, cgroup };
+  });
+  void compileCache.then(() => standby.refill());
+
+  const isolation = [
+    `bubblewrap: own ${asRoot ? '' : 'user, '}pid, network, ipc, uts, cgroup and mount namespaces`,
+    uid === undefined ? 'runs as the server user' : `runs as uid ${uid}`,
+    'network only to the Paddock API through a proxy',
+    limited
+      ? 'S/M/L limits through cgroup v1 (memory, cpu, pids)'
+      : `no resource limits (${cgroupConfig ? 'cgroup v1 controllers not writable' : 'cgroups turned off'})`,
+  ].join('; ');
+
+  return {
+    kind: 'bwrap',
+    isolation,
+    cgroups: limited,
+    warmed: compileCache.then(() => {}),
+    apiUrlInside: loopbackApiUrl,
+    async create(spec: SandboxSpec): Promise<SandboxProcess> {
+      // The id names the sandbox's cgroups, so it must be one plain path segment.
+      if (!/^[A-Za-z0-9_.-]{1,200}$/.test(spec.id) || spec.id.startsWith('.')) {
+        throw new Error(`invalid sandbox id: ${spec.id}`);
+      }
+      if (uid !== undefined) await chownTree(spec.workspaceDir, uid, uid);
+      const cacheDir = await compileCache;
+      const { launcher, cgroup } = await standby.take();
+      const apiUrl = spec.apiSocket ? loopbackApiUrl(spec.env.PADDOCK_API_URL) : spec.env.PADDOCK_API_URL;
+      try {
+        await cgroup?.rename(spec.id);
+        await cgroup?.applyLimits(sandboxLimits[spec.size]);
+        launcher.start(
+          bwrapArgs({
+            env: bwrapSandboxEnv(spec, apiUrl, cacheDir !== undefined),
+            workspaceDir: spec.workspaceDir,
+            etcDir,
+            codePaths,
+            apiSocketDir: spec.apiSocket ? dirname(spec.apiSocket) : undefined,
+            compileCacheDir: cacheDir,
+          }),
+        );
+      } catch (error) {
+        await discardLauncher(launcher.child.pid);
+        await cgroup?.destroy();
+        throw error;
+      }
+      const booted = startChildSandbox({
+        id: spec.id,
+        child: launcher.child,
+        apiUrl,
+        bootTimeoutMs,
+        onStderr: spec.onStderr,
+        cleanup: async () => {
+          await cgroup?.destroy();
+        },
+      });
+      void booted.finally(() => standby.refill()).catch(() => {});
+      return booted;
+    },
+    close: () => standby.close(),
+  };
+}
+
+async function discardLauncher(pid: number | undefined): Promise<void> {
+  try {
+    if (pid !== undefined) process.kill(-pid, 'SIGKILL');
+  } catch {}
+}

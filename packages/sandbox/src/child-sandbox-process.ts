@@ -1,0 +1,157 @@
+import type { ChildProcess } from 'node:child_process';
+import { readLines, toNdjson } from './ndjson.ts';
+import type { RunnerCommand, SupervisorMessage } from './protocol.ts';
+import type { SandboxExit, SandboxProcess } from './provider.ts';
+
+export interface ChildSandboxOptions {
+  id: string;
+  /** Spawned with piped stdio and `detached`, so its pid is also its process group. */
+  child: ChildProcess;
+  apiUrl: string | undefined;
+  bootTimeoutMs: number;
+  onStderr?: (text: string) => void;
+  /** Runs just before the process group is killed, while the supervisor's children are still its children. */
+  beforeKill?: (pid: number) => void;
+  /** Removes whatever outlives the child's process group (cgroups) and per-boot state. */
+  cleanup: () => Promise<void>;
+}
+
+const stderrTailChars = 2000;
+const outputDrainMs = 200;
+
+/** Wraps a spawned supervisor; resolves once it has said `ready`, rejects (after cleaning up) if it never does. */
+export function startChildSandbox(options: ChildSandboxOptions): Promise<SandboxProcess> {
+  const sandbox = new ChildSandboxProcess(options);
+  return sandbox.ready.then(
+    () => sandbox,
+    async (error: unknown) => {
+      await sandbox.destroy();
+      throw error;
+    },
+  );
+}
+
+class ChildSandboxProcess implements SandboxProcess {
+  readonly id: string;
+  readonly apiUrl: string | undefined;
+  readonly exited: Promise<SandboxExit>;
+  readonly ready: Promise<void>;
+  pid = 0;
+  readonly #child: ChildProcess;
+  readonly #beforeKill: ((pid: number) => void) | undefined;
+  readonly #cleanup: () => Promise<void>;
+  readonly #listeners = new Set<(message: SupervisorMessage) => void>();
+  readonly #held: SupervisorMessage[] = [];
+  #stderrTail = '';
+  #destroying: Promise<void> | undefined;
+
+  constructor(options: ChildSandboxOptions) {
+    this.id = options.id;
+    this.apiUrl = options.apiUrl;
+    this.#child = options.child;
+    this.#beforeKill = options.beforeKill;
+    this.#cleanup = options.cleanup;
+    const child = options.child;
+    // The supervisor may be gone when we write; its exit is reported through `exited`, not here.
+    child.stdin?.on('error', () => {});
+
+    this.exited = new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        resolve({ code: child.exitCode, signal: child.signalCode });
+      }
+      // What the supervisor wrote last (a turn's result) may still sit in the pipe at 'exit': let the
+      // output drain first, but not wait on a straggler that inherited stdout.
+      child.once('exit', (code, signal) => {
+        if (!child.stdout || child.stdout.closed) return resolve({ code, signal });
+        const timer = setTimeout(() => resolve({ code, signal }), outputDrainMs);
+        child.stdout?.once('close', () => {
+          clearTimeout(timer);
+          resolve({ code, signal });
+        });
+      });
+      child.once('error', () => resolve({ code: null, signal: null }));
+    });
+
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (text: string) => {
+      this.#stderrTail = (this.#stderrTail + text).slice(-stderrTailChars);
+      options.onStderr?.(text);
+    });
+
+    this.ready = new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`sandbox ${this.id} did not become ready in ${options.bootTimeoutMs} ms`)),
+        options.bootTimeoutMs,
+      );
+      child.once('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      void this.exited.then((exit) => {
+        clearTimeout(timer);
+        reject(
+          new Error(
+            `sandbox ${this.id} exited before ready (code ${exit.code}, signal ${exit.signal}): ${this.#stderrTail.trim()}`,
+          ),
+        );
+      });
+      if (!child.stdout) throw new Error('supervisor stdout must be piped');
+      readLines(child.stdout, (line) => {
+        let message: SupervisorMessage;
+        try {
+          message = JSON.parse(line) as SupervisorMessage;
+        } catch {
+          options.onStderr?.(`unparsable supervisor output: ${line}\n`);
+          return;
+        }
+        if (message.type === 'ready') {
+          this.pid = message.pid;
+          clearTimeout(timer);
+          resolve();
+          return;
+        }
+        this.#deliver(message);
+      });
+    });
+  }
+
+  send(command: RunnerCommand): void {
+    const stdin = this.#child.stdin;
+    if (!stdin || stdin.destroyed || !stdin.writable) return;
+    stdin.write(toNdjson(command));
+  }
+
+  onMessage(listener: (message: SupervisorMessage) => void): () => void {
+    this.#listeners.add(listener);
+    for (const message of this.#held.splice(0)) listener(message);
+    return () => this.#listeners.delete(listener);
+  }
+
+  destroy(): Promise<void> {
+    this.#destroying ??= this.#destroy();
+    return this.#destroying;
+  }
+
+  async #destroy(): Promise<void> {
+    const pid = this.#child.pid;
+    if (pid !== undefined) {
+      this.#beforeKill?.(pid);
+      // The group outlives its leader: a supervisor that already exited may have left children in it.
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        this.#child.kill('SIGKILL');
+      }
+      await this.exited;
+    }
+    await this.#cleanup();
+  }
+
+  #deliver(message: SupervisorMessage): void {
+    if (this.#listeners.size === 0) {
+      this.#held.push(message);
+      return;
+    }
+    for (const listener of this.#listeners) listener(message);
+  }
+}

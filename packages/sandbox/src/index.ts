@@ -1,0 +1,17 @@
+export type { ApiProxy, ApiTarget } from './api-proxy.ts';
+export { startApiProxy } from './api-proxy.ts';
+export type { BwrapProvider, BwrapProviderOptions } from './bwrap-provider.ts';
+export { createBwrapProvider, defaultSandboxUid } from './bwrap-provider.ts';
+export type { CgroupConfig } from './cgroups.ts';
+export { defaultCgroupConfig } from './cgroups.ts';
+export type { DetectProviderOptions, ProviderReport } from './detect-provider.ts';
+export { detectProvider } from './detect-provider.ts';
+export type { SandboxLimits } from './limits.ts';
+export { sandboxLimits } from './limits.ts';
+export type { ProcessProviderOptions } from './process-provider.ts';
+export { createProcessProvider } from './process-provider.ts';
+export type { RunnerCommand, SupervisorMessage, TurnCommand } from './protocol.ts';
+export type { SandboxExit, SandboxProcess, SandboxProvider, SandboxSize, SandboxSpec } from './provider.ts';
+export type { EnsureOptions, RunnerLog, RunnerOptions } from './runner.ts';
+export { Runner } from './runner.ts';
+export type { EntrypointOutputListener, EntrypointStream, SandboxStatus } from './thread-sandbox.ts';

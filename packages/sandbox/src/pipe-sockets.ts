@@ -1,0 +1,18 @@
+import type { Socket } from 'node:net';
+
+/**
+ * Joins two half-open-capable sockets both ways. Used by the host API proxy and by the supervisor's
+ * loopback listener, so it may only import node builtins.
+ */
+export function pipeSockets(a: Socket, b: Socket): void {
+  a.pipe(b);
+  b.pipe(a);
+  const closeBoth = (): void => {
+    a.destroy();
+    b.destroy();
+  };
+  a.on('error', closeBoth);
+  b.on('error', closeBoth);
+  a.on('close', closeBoth);
+  b.on('close', closeBoth);
+}

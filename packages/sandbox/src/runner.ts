@@ -1,0 +1,186 @@
+import { randomBytes } from 'node:crypto';
+import { access, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { HarnessTurnResult } from '@paddock/harness';
+import type { DraftEvent } from '@paddock/protocol';
+import { type ApiProxy, type ApiTarget, startApiProxy } from './api-proxy.ts';
+import type { TurnCommand } from './protocol.ts';
+import type { SandboxProvider, SandboxSize } from './provider.ts';
+import {
+  type EntrypointOutputListener,
+  type SandboxStatus,
+  sandboxExited,
+  ThreadSandbox,
+} from './thread-sandbox.ts';
+
+export type RunnerLog = (level: 'info' | 'warn' | 'error', message: string) => void;
+
+export interface RunnerOptions {
+  provider: SandboxProvider;
+  /** Host-side state: a directory per thread (the entrypoint marker) and the API proxy socket. */
+  stateDir: string;
+  /** The Paddock server, which the API proxy forwards every sandbox connection to. */
+  apiTarget: ApiTarget;
+  log?: RunnerLog;
+  /** How long a stopped supervisor gets to exit on its own before it is killed. */
+  stopGraceMs?: number;
+}
+
+export interface EnsureOptions {
+  workspaceDir: string;
+  /** Agent secrets, PADDOCK_API_URL and PADDOCK_TOKEN. Read at boot only; a running sandbox keeps its env. */
+  env: Record<string, string>;
+  size: SandboxSize;
+  /** Runs once per thread, on its first boot; later boots skip it. */
+  entrypoint?: string;
+  onEntrypointOutput?: EntrypointOutputListener;
+  onStatus?: (status: SandboxStatus) => void;
+}
+
+const entrypointMarker = 'entrypoint-ran';
+const threadIdPattern = /^[A-Za-z0-9_-]{1,100}$/;
+
+/**
+ * The sandbox host: one sandbox per thread, booted on demand and kept across turns, with one API
+ * proxy shared by all of them.
+ */
+export class Runner {
+  readonly #options: RunnerOptions;
+  readonly #log: RunnerLog;
+  readonly #threads = new Map<string, ThreadSandbox>();
+  readonly #booting = new Map<string, Promise<void>>();
+  #proxy: Promise<ApiProxy> | undefined;
+  #closed = false;
+
+  constructor(options: RunnerOptions) {
+    this.#options = options;
+    this.#log = options.log ?? (() => {});
+  }
+
+  get provider(): SandboxProvider {
+    return this.#options.provider;
+  }
+
+  /** Boots the thread's sandbox unless it runs; concurrent calls share one boot. */
+  ensure(threadId: string, options: EnsureOptions): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error('runner is shut down'));
+    if (this.#threads.has(threadId)) return Promise.resolve();
+    const pending = this.#booting.get(threadId);
+    if (pending) return pending;
+    const boot = this.#boot(threadId, options).finally(() => this.#booting.delete(threadId));
+    this.#booting.set(threadId, boot);
+    return boot;
+  }
+
+  isRunning(threadId: string): boolean {
+    return this.#threads.has(threadId);
+  }
+
+  /** PADDOCK_API_URL as the thread's sandbox sees it: the base for the turn's gateway URL. */
+  sandboxApiUrl(threadId: string): string | undefined {
+    return this.#threads.get(threadId)?.sandbox.apiUrl;
+  }
+
+  /** Runs one turn in the thread's sandbox (call `ensure` first); never rejects for the sandbox's sake. */
+  runTurn(
+    threadId: string,
+    command: TurnCommand,
+    onEvent: (event: DraftEvent) => void,
+  ): Promise<HarnessTurnResult> {
+    const thread = this.#threads.get(threadId);
+    if (!thread) return Promise.resolve(sandboxExited('the thread has no running sandbox'));
+    return thread.runTurn(command, onEvent);
+  }
+
+  interrupt(threadId: string, turnId: string): void {
+    const thread = this.#threads.get(threadId);
+    if (thread?.turnId === turnId) thread.sandbox.send({ type: 'interrupt', turn_id: turnId });
+  }
+
+  /** Shuts the thread's sandbox down; the next `ensure` boots a fresh one (without the entrypoint). */
+  async stop(threadId: string): Promise<void> {
+    await this.#booting.get(threadId)?.catch(() => {});
+    const thread = this.#threads.get(threadId);
+    if (!thread) return;
+    this.#threads.delete(threadId);
+    thread.stopping = true;
+    thread.sandbox.send({ type: 'shutdown' });
+    const grace = sleep(this.#options.stopGraceMs ?? 2_000, undefined, { ref: false });
+    await Promise.race([thread.sandbox.exited, grace]);
+    await thread.sandbox.destroy();
+    thread.onStatus?.({ status: 'stopped' });
+  }
+
+  /** Destroys every sandbox, closes the API proxy and the provider. */
+  async shutdown(): Promise<void> {
+    this.#closed = true;
+    await Promise.all([...this.#booting.values()].map((boot) => boot.catch(() => {})));
+    await Promise.all([...this.#threads.keys()].map((threadId) => this.stop(threadId)));
+    const proxy = this.#proxy;
+    this.#proxy = undefined;
+    await (await proxy?.catch(() => undefined))?.close();
+    await this.#options.provider.close();
+  }
+
+  async #boot(threadId: string, options: EnsureOptions): Promise<void> {
+    if (!threadIdPattern.test(threadId)) throw new Error(`invalid thread id for a sandbox: ${threadId}`);
+    const { provider } = this.#options;
+    const threadDir = join(this.#options.stateDir, threadId);
+    await mkdir(threadDir, { recursive: true });
+    const proxy = await this.#apiProxy();
+    options.onStatus?.({ status: 'starting', isolation: provider.isolation });
+    const sandbox = await provider.create({
+      id: `${threadId}-${randomBytes(4).toString('hex')}`,
+      workspaceDir: options.workspaceDir,
+      env: options.env,
+      size: options.size,
+      apiSocket: proxy.socketPath,
+      onStderr: (text) => this.#log('warn', `sandbox for thread ${threadId} (stderr): ${text.trimEnd()}`),
+    });
+    const thread = new ThreadSandbox(sandbox, this.#log, options.onStatus);
+    void sandbox.exited.then((exit) => {
+      if (this.#threads.get(threadId) !== thread) return;
+      this.#threads.delete(threadId);
+      const how = exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
+      this.#log('warn', `sandbox for thread ${threadId} exited unexpectedly (${how})`);
+      options.onStatus?.({ status: 'exited', detail: how });
+      void sandbox.destroy();
+    });
+
+    try {
+      const marker = join(threadDir, entrypointMarker);
+      if (options.entrypoint !== undefined && !(await exists(marker))) {
+        const exitCode = await thread.runEntrypoint(options.entrypoint, options.onEntrypointOutput);
+        await writeFile(marker, `${JSON.stringify({ exit_code: exitCode, at: new Date().toISOString() })}\n`);
+        options.onEntrypointOutput?.('status', `entrypoint exited with code ${exitCode}\n`, exitCode);
+      }
+    } catch (error) {
+      await sandbox.destroy();
+      throw error;
+    }
+    if (this.#closed || thread.gone) {
+      await sandbox.destroy();
+      throw new Error(
+        this.#closed ? 'runner is shut down' : `sandbox for thread ${threadId} exited while booting`,
+      );
+    }
+    this.#threads.set(threadId, thread);
+    options.onStatus?.({ status: 'running', isolation: provider.isolation });
+  }
+
+  #apiProxy(): Promise<ApiProxy> {
+    this.#proxy ??= startApiProxy({
+      socketPath: join(this.#options.stateDir, 'api-proxy', 'api.sock'),
+      target: this.#options.apiTarget,
+    });
+    return this.#proxy;
+  }
+}
+
+function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}

@@ -1,0 +1,115 @@
+import type { HarnessTurnResult } from '@paddock/harness';
+import type { DraftEvent, EventData } from '@paddock/protocol';
+import type { SupervisorMessage, TurnCommand } from './protocol.ts';
+import type { SandboxExit, SandboxProcess } from './provider.ts';
+
+export type SandboxStatus = EventData['sandbox.status'];
+export type EntrypointStream = EventData['entrypoint.output']['stream'];
+export type EntrypointOutputListener = (stream: EntrypointStream, text: string, exitCode?: number) => void;
+
+interface PendingTurn {
+  turnId: string;
+  onEvent: (event: DraftEvent) => void;
+  resolve: (result: HarnessTurnResult) => void;
+}
+
+interface PendingEntrypoint {
+  onOutput?: EntrypointOutputListener;
+  resolve: (exitCode: number) => void;
+  reject: (error: Error) => void;
+}
+
+/** One thread's running sandbox: routes the supervisor's messages to whoever waits for them. */
+export class ThreadSandbox {
+  readonly sandbox: SandboxProcess;
+  readonly onStatus: ((status: SandboxStatus) => void) | undefined;
+  /** Set by a deliberate stop, so the turn it cuts off ends as cancelled rather than as a crash. */
+  stopping = false;
+  /** The supervisor is gone; nothing sent now would ever be answered. */
+  gone = false;
+  #turn: PendingTurn | undefined;
+  #entrypoint: PendingEntrypoint | undefined;
+
+  constructor(
+    sandbox: SandboxProcess,
+    log: (level: 'info' | 'warn' | 'error', message: string) => void,
+    onStatus?: (status: SandboxStatus) => void,
+  ) {
+    this.sandbox = sandbox;
+    this.onStatus = onStatus;
+    sandbox.onMessage((message) => this.#route(message, log));
+    void sandbox.exited.then((exit) => this.#settleOnExit(exit));
+  }
+
+  get turnId(): string | undefined {
+    return this.#turn?.turnId;
+  }
+
+  runEntrypoint(script: string, onOutput?: EntrypointOutputListener): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.#entrypoint = { onOutput, resolve, reject };
+      this.sandbox.send({ type: 'entrypoint', script });
+    });
+  }
+
+  runTurn(command: TurnCommand, onEvent: (event: DraftEvent) => void): Promise<HarnessTurnResult> {
+    if (this.gone) return Promise.resolve(sandboxExited('the sandbox is gone'));
+    if (this.#turn) {
+      return Promise.reject(new Error(`turn ${this.#turn.turnId} is still running in this sandbox`));
+    }
+    return new Promise((resolve) => {
+      this.#turn = { turnId: command.turn_id, onEvent, resolve };
+      this.sandbox.send(command);
+    });
+  }
+
+  #route(message: SupervisorMessage, log: (level: 'info' | 'warn' | 'error', message: string) => void): void {
+    switch (message.type) {
+      case 'entrypoint.output':
+        this.#entrypoint?.onOutput?.(message.stream, message.text);
+        return;
+      case 'entrypoint.exit': {
+        const entrypoint = this.#entrypoint;
+        this.#entrypoint = undefined;
+        entrypoint?.resolve(message.exit_code);
+        return;
+      }
+      case 'event':
+        if (this.#turn?.turnId === message.turn_id) this.#turn.onEvent(message.event);
+        return;
+      case 'turn.result': {
+        const turn = this.#turn;
+        if (turn?.turnId !== message.turn_id) return;
+        this.#turn = undefined;
+        turn.resolve(message.result);
+        return;
+      }
+      case 'log':
+        log(message.level, `sandbox ${this.sandbox.id}: ${message.message}`);
+        return;
+      case 'ready':
+        return;
+    }
+  }
+
+  #settleOnExit(exit: SandboxExit): void {
+    this.gone = true;
+    const how = exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
+    this.#entrypoint?.reject(new Error(`sandbox ${this.sandbox.id} exited during the entrypoint (${how})`));
+    this.#entrypoint = undefined;
+    const turn = this.#turn;
+    this.#turn = undefined;
+    if (!turn) return;
+    if (this.stopping) turn.resolve({ stopReason: 'cancelled', messages: [], lastAssistantText: '' });
+    else turn.resolve(sandboxExited(`the sandbox exited during the turn (${how})`));
+  }
+}
+
+export function sandboxExited(message: string): HarnessTurnResult {
+  return {
+    stopReason: 'error',
+    messages: [],
+    lastAssistantText: '',
+    error: { code: 'sandbox_exited', message, retryable: true },
+  };
+}

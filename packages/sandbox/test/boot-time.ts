@@ -1,0 +1,33 @@
+// Measures sandbox boot (create → ready) with bubblewrap: `node packages/sandbox/test/boot-time.ts [rounds]`.
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createBwrapProvider } from '../src/bwrap-provider.ts';
+import { removeCgroupParent, testCgroupParent } from './temp-root.ts';
+
+const rounds = Number(process.argv[2] ?? 20);
+const root = await mkdtemp(join(tmpdir(), 'paddock-boot-'));
+await chmod(root, 0o700);
+const workspaceDir = join(root, 'workspace');
+await mkdir(workspaceDir);
+const cgroups = { mount: '/sys/fs/cgroup', parent: testCgroupParent('boot') };
+const provider = await createBwrapProvider({ stateDir: join(root, 'state'), cgroups });
+
+const boot = async (id: string) => {
+  const started = performance.now();
+  const sandbox = await provider.create({ id, workspaceDir, env: { PADDOCK_TOKEN: 'x' }, size: 'S' });
+  const ms = performance.now() - started;
+  await sandbox.destroy();
+  return ms;
+};
+await boot('warm-up');
+const times: number[] = [];
+for (let i = 0; i < rounds; i++) times.push(await boot(`boot-${i}`));
+times.sort((a, b) => a - b);
+const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(1);
+process.stdout.write(
+  `${JSON.stringify({ rounds, cgroups: provider.cgroups, p50_ms: at(0.5), p90_ms: at(0.9), min_ms: at(0) })}\n`,
+);
+await provider.close();
+await rm(root, { recursive: true, force: true });
+await removeCgroupParent(cgroups.mount, cgroups.parent);

@@ -1,0 +1,197 @@
+import { existsSync } from 'node:fs';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiProxy, startApiProxy } from '../src/api-proxy.ts';
+import { type BwrapProvider, createBwrapProvider } from '../src/bwrap-provider.ts';
+import type { SandboxProcess, SandboxSpec } from '../src/provider.ts';
+import { cmdlineOf, pidsWithMarker } from './host-processes.ts';
+import { runScript } from './run-script.ts';
+import { makeTempRoot, removeCgroupParent, testCgroupParent } from './temp-root.ts';
+import { startTestServer, type TestServer } from './test-server.ts';
+
+const cgroupMount = '/sys/fs/cgroup';
+const cgroupParent = testCgroupParent('bwrap');
+
+describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
+  let root: Awaited<ReturnType<typeof makeTempRoot>>;
+  let provider: BwrapProvider;
+  let server: TestServer;
+  let proxy: ApiProxy;
+  let sandbox: SandboxProcess;
+  let workspace: string;
+  const booted: SandboxProcess[] = [];
+
+  async function boot(spec: Partial<SandboxSpec> = {}): Promise<SandboxProcess> {
+    const created = await provider.create({
+      id: `t${booted.length}-${Date.now()}`,
+      workspaceDir: spec.workspaceDir ?? (await root.dir(`ws-${booted.length}`)),
+      env: { PADDOCK_API_URL: `http://127.0.0.1:${server.port}`, PADDOCK_TOKEN: 'pdk_thr_test', ...spec.env },
+      size: spec.size ?? 'S',
+      apiSocket: proxy.socketPath,
+    });
+    booted.push(created);
+    return created;
+  }
+
+  beforeAll(async () => {
+    root = await makeTempRoot('bwrap');
+    provider = await createBwrapProvider({
+      stateDir: await root.dir('state'),
+      cgroups: { mount: cgroupMount, parent: cgroupParent },
+    });
+    server = await startTestServer();
+    proxy = await startApiProxy({
+      socketPath: join(root.path, 'proxy', 'api.sock'),
+      target: { host: '127.0.0.1', port: server.port },
+    });
+    workspace = await root.dir('workspace');
+    sandbox = await boot({ workspaceDir: workspace, env: { MY_SECRET: 's3cret-value' } });
+  });
+
+  afterAll(async () => {
+    await Promise.all(booted.map((each) => each.destroy()));
+    await provider?.close();
+    await proxy?.close();
+    await server?.close();
+    await root?.remove();
+    await removeCgroupParent(cgroupMount, cgroupParent);
+  });
+
+  it('boots to ready and runs as the unprivileged uid with no capabilities', async () => {
+    expect(sandbox.pid).toBeGreaterThan(0);
+    const run = await runScript(
+      sandbox,
+      'id -u; id -g; grep CapEff /proc/self/status; grep NoNewPrivs /proc/self/status',
+    );
+    expect(run.stdout).toMatch(/^65534\n65534\nCapEff:\s+0+\nNoNewPrivs:\s+1\n$/);
+  });
+
+  it('gives a writable /workspace that persists between commands and lands in the host directory', async () => {
+    expect((await runScript(sandbox, 'pwd; echo persisted > note.txt')).stdout).toBe('/workspace\n');
+    expect((await runScript(sandbox, 'cat /workspace/note.txt')).stdout).toBe('persisted\n');
+    expect(await readFile(join(workspace, 'note.txt'), 'utf8')).toBe('persisted\n');
+    expect((await stat(join(workspace, 'note.txt'))).uid).toBe(65534);
+  });
+
+  it('keeps /usr and /etc read-only', async () => {
+    const run = await runScript(
+      sandbox,
+      'touch /usr/x 2>/dev/null || echo usr-ro; echo x >> /etc/passwd 2>/dev/null || echo etc-ro',
+    );
+    expect(run.stdout).toBe('usr-ro\netc-ro\n');
+  });
+
+  it('has working bash, python3 and git, and a writable /tmp', async () => {
+    const run = await runScript(
+      sandbox,
+      'python3 -c "print(6*7)" && git --version >/dev/null && echo ok > /tmp/t && cat /tmp/t',
+    );
+    expect(run).toMatchObject({ exitCode: 0, stdout: '42\nok\n' });
+  });
+
+  it('cannot see sibling workspaces, the data dir or the project root', async () => {
+    const other = await root.dir('other-thread');
+    await writeFile(join(other, 'secret.txt'), 'other thread');
+    const dataDir = await root.dir('.paddock');
+    await writeFile(join(dataDir, 'paddock.db'), 'database');
+    const projectRoot = join(import.meta.dirname, '..', '..', '..');
+    const hidden = [
+      other,
+      dataDir,
+      root.path,
+      join(projectRoot, 'package.json'),
+      join(projectRoot, '.paddock'),
+    ];
+    const probes = hidden.map((path) => `test -e '${path}' && echo visible: ${path}`);
+    const run = await runScript(sandbox, `${probes.join('; ')}; true`);
+    expect(run.stdout).toBe('');
+    // The code it needs is there, read-only.
+    const code = await runScript(
+      sandbox,
+      `test -r '${join(projectRoot, 'packages', 'harness', 'package.json')}' && echo code`,
+    );
+    expect(code.stdout).toBe('code\n');
+  });
+
+  it('hands the env to the sandbox, but keeps secrets off the host process list', async () => {
+    const run = await runScript(
+      sandbox,
+      'echo "$MY_SECRET $PADDOCK_TOKEN $PADDOCK_API_URL $HOME $PADDOCK_WORKSPACE"; env | grep -c NODE_COMPILE_CACHE',
+    );
+    expect(run.stdout).toBe('s3cret-value pdk_thr_test http://127.0.0.1:8787 /workspace /workspace\n0\n');
+    const leaks = pidsWithMarker('s3cret-value').map(cmdlineOf);
+    expect(leaks).toEqual([]);
+  });
+
+  it('has no network but the proxy to the Paddock server', async () => {
+    const direct = await runScript(sandbox, `exec 3<>/dev/tcp/127.0.0.1/${server.port} && echo connected`);
+    expect(direct.stdout).toBe('');
+    expect(direct.exitCode).not.toBe(0);
+    const viaProxy = await runScript(
+      sandbox,
+      `exec 3<>/dev/tcp/127.0.0.1/8787; printf 'GET /hello HTTP/1.0\\r\\nHost: sandbox\\r\\n\\r\\n' >&3; cat <&3`,
+    );
+    expect(viaProxy.stdout).toContain('200 OK');
+    expect(viaProxy.stdout).toContain('hello from the host');
+    const node = await runScript(
+      sandbox,
+      `'${process.execPath}' -e 'fetch(process.env.PADDOCK_API_URL + "/hello").then(r => r.text()).then(t => process.stdout.write(t))'`,
+    );
+    expect(node.stdout).toBe('hello from the host\n');
+  });
+
+  it('reports a failing script and keeps working', async () => {
+    const failed = await runScript(sandbox, 'echo before; echo oops >&2; exit 7');
+    expect(failed).toEqual({ stdout: 'before\n', stderr: 'oops\n', exitCode: 7 });
+    expect((await runScript(sandbox, 'echo still here')).stdout).toBe('still here\n');
+  });
+
+  it('kills an S-size memory hog through the cgroup limit', async (context) => {
+    if (!provider.cgroups) context.skip();
+    const hog = await boot();
+    const run = await runScript(hog, `python3 -c "b = b'x' * (1536 * 1024 * 1024); print('survived')"`);
+    expect(run.stdout).toBe('');
+    expect(run.exitCode).toBe(137);
+    expect((await runScript(hog, 'echo alive')).stdout).toBe('alive\n');
+  });
+
+  it('caps the number of processes of an S-size sandbox', async (context) => {
+    if (!provider.cgroups) context.skip();
+    const forker = await boot();
+    // Python, not bash: bash retries a refused fork with growing pauses.
+    const forkUntilRefused = [
+      'import os, time',
+      'n = 0',
+      'try:',
+      '    for _ in range(300):',
+      '        if os.fork() == 0:',
+      '            time.sleep(30)',
+      '            os._exit(0)',
+      '        n += 1',
+      'except OSError as error:',
+      '    print(n, error.errno)',
+    ].join('\n');
+    const run = await runScript(forker, `python3 -c '${forkUntilRefused}'`);
+    const [forked, errno] = run.stdout.trim().split(' ').map(Number);
+    expect(forked).toBeLessThan(256);
+    expect(errno).toBe(11);
+    await forker.destroy();
+  });
+
+  it('leaves no process and no cgroup behind after destroy', async () => {
+    const doomed = await boot();
+    const marker = `paddock-leak-${process.pid}-${Date.now()}`;
+    await runScript(
+      doomed,
+      `(exec -a ${marker} sleep 1000 &); setsid bash -c 'exec -a ${marker} sleep 1001' & sleep 0.1`,
+    );
+    expect(pidsWithMarker(marker).length).toBe(2);
+    await doomed.destroy();
+    expect(await doomed.exited).toBeDefined();
+    expect(pidsWithMarker(marker)).toEqual([]);
+    for (const controller of ['memory', 'cpu', 'pids', 'freezer']) {
+      expect(existsSync(join(cgroupMount, controller, cgroupParent, doomed.id))).toBe(false);
+    }
+  });
+});

@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { DraftEvent } from '@paddock/protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createProcessProvider } from '../src/process-provider.ts';
+import type { SandboxProcess, SandboxProvider } from '../src/provider.ts';
+import { Runner } from '../src/runner.ts';
+import { pidsWithMarker } from './host-processes.ts';
+import { runScript } from './run-script.ts';
+import { makeTempRoot } from './temp-root.ts';
+import { startTestServer } from './test-server.ts';
+
+describe('process provider', () => {
+  let root: Awaited<ReturnType<typeof makeTempRoot>>;
+  let provider: SandboxProvider;
+  let sandbox: SandboxProcess;
+  let workspace: string;
+  const booted: SandboxProcess[] = [];
+
+  async function boot(workspaceDir: string): Promise<SandboxProcess> {
+    const created = await provider.create({
+      id: `p${booted.length}`,
+      workspaceDir,
+      env: { PADDOCK_API_URL: 'http://127.0.0.1:4321', PADDOCK_TOKEN: 'pdk_thr_test', MY_SECRET: 's3cret' },
+      size: 'S',
+      apiSocket: '/nonexistent/api.sock',
+    });
+    booted.push(created);
+    return created;
+  }
+
+  beforeAll(async () => {
+    root = await makeTempRoot('process');
+    provider = createProcessProvider();
+    workspace = await root.dir('workspace');
+    sandbox = await boot(workspace);
+  });
+
+  afterAll(async () => {
+    await Promise.all(booted.map((each) => each.destroy()));
+    await root?.remove();
+  });
+
+  it('boots to ready in the workspace directory', async () => {
+    expect(sandbox.pid).toBeGreaterThan(0);
+    expect((await runScript(sandbox, 'pwd')).stdout).toBe(`${workspace}\n`);
+  });
+
+  it('keeps files between commands', async () => {
+    await runScript(sandbox, 'echo kept > kept.txt');
+    expect((await runScript(sandbox, 'cat kept.txt')).stdout).toBe('kept\n');
+    expect(await readFile(join(workspace, 'kept.txt'), 'utf8')).toBe('kept\n');
+  });
+
+  it('scrubs the environment down to the sandbox env, passing PADDOCK_API_URL straight through', async () => {
+    const run = await runScript(
+      sandbox,
+      'env | cut -d= -f1 | sort | tr "\\n" " "; echo; echo "$MY_SECRET $PADDOCK_API_URL"',
+    );
+    const names = run.stdout.split('\n')[0]!.trim().split(' ');
+    expect(names.filter((name) => !['PWD', 'SHLVL', '_'].includes(name))).toEqual([
+      'HOME',
+      'LANG',
+      'MY_SECRET',
+      'PADDOCK_API_URL',
+      'PADDOCK_TOKEN',
+      'PADDOCK_WORKSPACE',
+      'PATH',
+    ]);
+    expect(run.stdout.split('\n')[1]).toBe('s3cret http://127.0.0.1:4321');
+    expect(sandbox.apiUrl).toBe('http://127.0.0.1:4321');
+  });
+
+  it('reports a failing script and keeps working', async () => {
+    expect((await runScript(sandbox, 'exit 5')).exitCode).toBe(5);
+    expect((await runScript(sandbox, 'echo ok')).stdout).toBe('ok\n');
+  });
+
+  it('kills the whole tree on destroy', async () => {
+    const doomed = await boot(await root.dir('doomed'));
+    const marker = `paddock-process-leak-${process.pid}-${Date.now()}`;
+    await runScript(doomed, `(exec -a ${marker} sleep 1000 &); exec -a ${marker} sleep 1001 & sleep 0.1`);
+    expect(pidsWithMarker(marker).length).toBe(2);
+    await doomed.destroy();
+    expect(pidsWithMarker(marker)).toEqual([]);
+  });
+
+  it('runs a coding_alpha turn through a Runner, reaching the gateway directly', async () => {
+    const server = await startTestServer();
+    const runner = new Runner({
+      provider,
+      stateDir: await root.dir('runner'),
+      apiTarget: { host: '127.0.0.1', port: server.port },
+    });
+    try {
+      const threadId = randomUUID();
+      const workspaceDir = await root.dir('turn-workspace');
+      const apiUrl = `http://127.0.0.1:${server.port}`;
+      await runner.ensure(threadId, { workspaceDir, env: { PADDOCK_API_URL: apiUrl }, size: 'S' });
+      expect(runner.sandboxApiUrl(threadId)).toBe(apiUrl);
+      const events: DraftEvent[] = [];
+      const result = await runner.runTurn(
+        threadId,
+        {
+          type: 'turn',
+          turn_id: randomUUID(),
+          harness: 'coding_alpha',
+          model: 'scripted',
+          messages: [{ role: 'user', content: '::sh echo hi > x && cat x' }],
+          gateway: { baseURL: `${provider.apiUrlInside(apiUrl)}/v2/gateway/v1`, apiKey: 'pdk_thr_test' },
+        },
+        (event) => events.push(event),
+      );
+      expect(result.stopReason).toBe('end_turn');
+      expect(events.some((event) => event.type === 'tool_call.end')).toBe(true);
+      expect(await readFile(join(workspaceDir, 'x'), 'utf8')).toBe('hi\n');
+    } finally {
+      await runner.shutdown();
+      await server.close();
+    }
+  });
+});
