@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely
 import pg from 'pg';
 import { migrateToLatest } from './migrate.ts';
 import type { Database } from './schema.ts';
+import { withStatementCache } from './sqlite-statement-cache.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 /** A handle queries run on: the store itself or an open transaction. */
@@ -49,7 +50,7 @@ function sqliteDialect(dataDir: string): SqliteDialect {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  return new SqliteDialect({ database: sqlite });
+  return new SqliteDialect({ database: withStatementCache(sqlite) });
 }
 
 function postgresDialect(url: string): PostgresDialect {
