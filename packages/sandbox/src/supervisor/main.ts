@@ -17,7 +17,9 @@ function loadHarnesses(): Promise<HarnessModule> {
 
 // `--warm` is the provider's warm-up run that fills the read-only compile cache sandboxes boot from.
 if (process.argv.includes('--warm')) {
-  await loadHarnesses().catch(() => {});
+  await loadHarnesses()
+    .then((harnesses) => harnesses.preloadHarnesses())
+    .catch(() => {});
   process.exit(0);
 }
 
@@ -48,9 +50,11 @@ if (proxySocket) {
   });
 }
 setImmediate(() => {
-  loadHarnesses().catch((error: unknown) => {
-    send({ type: 'log', level: 'warn', message: `harness import failed: ${String(error)}` });
-  });
+  loadHarnesses()
+    .then((harnesses) => harnesses.preloadHarnesses())
+    .catch((error: unknown) => {
+      send({ type: 'log', level: 'warn', message: `harness import failed: ${String(error)}` });
+    });
 });
 // A write to a runner that is gone fails with EPIPE; there is no one left to serve.
 process.stdout.on('error', () => process.exit(0));

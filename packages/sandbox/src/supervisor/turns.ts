@@ -5,6 +5,7 @@ import { send } from './send.ts';
 /** The part of `@paddock/harness` the supervisor uses. */
 export interface HarnessModule {
   getHarness(name: string): Harness | undefined;
+  preloadHarnesses(): Promise<void>;
 }
 
 /** A harness that ignores its abort signal still gets its turn ended this long after an interrupt. */
