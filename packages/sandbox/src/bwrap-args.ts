@@ -39,16 +39,17 @@ export function bwrapIsolationArgs(privileged: boolean): string[] {
 export function bwrapArgs(input: BwrapArgsInput): string[] {
   const args = ['--clearenv'];
   for (const [name, value] of Object.entries(input.env)) args.push('--setenv', name, value);
-  const destinations = [...input.codePaths, sandboxPaths.apiSocketDir, sandboxPaths.compileCache];
-  // Directories bwrap creates on its own get mode 0700 of whoever runs it: as root, the sandbox uid
-  // could not reach the code binds below them.
-  for (const dir of ancestorsOf(destinations)) args.push('--perms', '0755', '--dir', dir);
   args.push('--ro-bind', '/usr', '/usr');
   for (const dir of ['bin', 'lib', 'lib64', 'sbin']) args.push('--symlink', `usr/${dir}`, `/${dir}`);
   args.push('--ro-bind', input.etcDir, '/etc');
   // tmpfs is charged to the sandbox's memory cgroup, so its size needs no limit of its own.
   args.push('--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--tmpfs', '/dev/shm');
   args.push('--perms', '1777', '--tmpfs', '/tmp');
+  // Directories bwrap creates on its own get mode 0700 of whoever runs it: as root, the sandbox uid
+  // could not reach the code binds below them. They are made after the tmpfs mounts, which would
+  // otherwise cover those under /tmp (a checkout in /tmp, as CI has).
+  const destinations = [...input.codePaths, sandboxPaths.apiSocketDir, sandboxPaths.compileCache];
+  for (const dir of ancestorsOf(destinations)) args.push('--perms', '0755', '--dir', dir);
   for (const path of input.codePaths) args.push('--ro-bind', path, path);
   if (input.apiSocketDir) args.push('--ro-bind', input.apiSocketDir, sandboxPaths.apiSocketDir);
   if (input.compileCacheDir) {
@@ -66,5 +67,7 @@ function ancestorsOf(paths: string[]): string[] {
     const parts = path.split('/').filter(Boolean);
     for (let depth = 1; depth < parts.length; depth++) found.add(`/${parts.slice(0, depth).join('/')}`);
   }
+  // These are mount points made above, with modes of their own.
+  for (const mounted of ['/tmp', '/dev', '/dev/shm', '/proc', '/usr', '/etc']) found.delete(mounted);
   return [...found].sort((a, b) => a.split('/').length - b.split('/').length);
 }
