@@ -19,7 +19,6 @@ const configSchema = z.object({
     .regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/, 'must be 32 bytes as 64 hex characters or base64')
     .optional(),
   PADDOCK_LEASE_TTL_MS: positiveMs.default(30_000),
-  PADDOCK_ADOPTION_WINDOW_MS: positiveMs.default(180_000),
   PADDOCK_SSE_KEEPALIVE_MS: positiveMs.default(15_000),
   PADDOCK_MAX_CONCURRENT_TURNS: z.coerce.number().int().positive().default(16),
   PADDOCK_SANDBOX: z.enum(['auto', 'bwrap', 'process']).default('auto'),

@@ -8,6 +8,8 @@ import type { SandboxHost } from './turns/sandbox-host.ts';
 /** Who is calling: the user, and the credential they called with (its scopes and resource binding). */
 export interface Actor {
   userId: string;
+  /** Teams the user belongs to, resolved with the credential (and cached with it). */
+  teamIds: ReadonlySet<string>;
   credential: {
     id: string;
     kind: TokenKind | 'session';

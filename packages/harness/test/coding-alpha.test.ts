@@ -2,9 +2,10 @@ import { readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { createModelRouter } from '@paddock/models';
+import { harnesses } from '@paddock/protocol';
+import { startGatewayServer } from '@paddock/testing/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getHarness, harnessNames } from '../src/index.ts';
-import { startGatewayServer } from './gateway-server.ts';
+import { getHarness } from '../src/index.ts';
 import { isProcessAlive, ofType, runTurn, tempDir, waitForFile } from './turn-helpers.ts';
 
 const scripted = createModelRouter({});
@@ -291,8 +292,7 @@ describe('knowledge_cloud and the other harness names', () => {
   });
 
   it('fails the other coding values with harness_unavailable', async () => {
-    expect(harnessNames).toHaveLength(8);
-    for (const name of harnessNames.filter((n) => n !== 'coding_alpha' && n !== 'knowledge_cloud')) {
+    for (const name of harnesses.filter((n) => n !== 'coding_alpha' && n !== 'knowledge_cloud')) {
       const turn = await runTurn(getHarness(name), 'hi', {
         gateway: server.gateway,
         workspaceDir: await tempDir(),

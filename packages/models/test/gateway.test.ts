@@ -1,10 +1,10 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV4, LanguageModelV4CallOptions } from '@ai-sdk/provider';
+import { startGatewayServer } from '@paddock/testing/gateway';
 import { generateText, stepCountIs, streamText, tool } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createModelRouter } from '../src/model-router.ts';
-import { startGatewayServer } from './gateway-server.ts';
 
 const router = createModelRouter({});
 const seenCalls: LanguageModelV4CallOptions[] = [];

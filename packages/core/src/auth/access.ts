@@ -1,5 +1,5 @@
 import type { Scope } from '@paddock/protocol';
-import { type AgentRow, type Db, findAgent, findThread, isTeamMember, type ThreadRow } from '@paddock/store';
+import { type AgentRow, type Db, findAgent, findThread, type ThreadRow } from '@paddock/store';
 import type { Actor } from '../context.ts';
 import { agentNotFound, PaddockError, threadNotFound } from '../errors.ts';
 
@@ -12,10 +12,6 @@ export function requireScope(actor: Actor, scope: Scope): void {
   if (!hasScope(actor, scope)) throw new PaddockError('scope_denied', `PAT lacks required scope: ${scope}`);
 }
 
-async function canReachTeam(db: Db, actor: Actor, teamId: string): Promise<boolean> {
-  return isTeamMember(db, teamId, actor.userId);
-}
-
 /** A thread the actor may reach, else 404 `Thread not found` (absent and unreachable look alike). */
 export async function reachableThread(db: Db, actor: Actor, threadId: string): Promise<ThreadRow> {
   const thread = await findThread(db, threadId);
@@ -23,7 +19,7 @@ export async function reachableThread(db: Db, actor: Actor, threadId: string): P
   const binding = actor.credential.binding;
   if (binding.type === 'thread' && binding.threadId !== thread.id) throw threadNotFound();
   if (binding.type === 'agent' && binding.agentId !== thread.agent_id) throw threadNotFound();
-  if (!(await canReachTeam(db, actor, thread.team_id))) throw threadNotFound();
+  if (!actor.teamIds.has(thread.team_id)) throw threadNotFound();
   return thread;
 }
 
@@ -36,6 +32,6 @@ export async function reachableAgent(db: Db, actor: Actor, agentId: string): Pro
     const thread = await findThread(db, binding.threadId);
     if (thread?.agent_id !== agent.id) throw agentNotFound();
   }
-  if (!(await canReachTeam(db, actor, agent.team_id))) throw agentNotFound();
+  if (!actor.teamIds.has(agent.team_id)) throw agentNotFound();
   return agent;
 }

@@ -1,5 +1,5 @@
 import { type Scope, timestamp } from '@paddock/protocol';
-import { findTokenByHash, type Store, type TokenRow } from '@paddock/store';
+import { findTokenByHash, listTeamIds, type Store, type TokenRow } from '@paddock/store';
 import type { Actor } from '../context.ts';
 import { hashToken } from '../crypto/tokens.ts';
 import { PaddockError } from '../errors.ts';
@@ -12,8 +12,9 @@ export interface Authenticator {
 }
 
 /**
- * Token resolutions are cached for a few seconds: a hot read path should not cost a query per
- * request. A revocation in this process takes effect at once (forget); on other nodes within the TTL.
+ * Token resolutions, with the user's team memberships, are cached for a few seconds: a hot read
+ * path should not cost queries per request. A revocation in this process takes effect at once
+ * (forget); on other nodes, and for membership changes, within the TTL.
  */
 export function createAuthenticator(store: Store, options: { cacheTtlMs?: number } = {}): Authenticator {
   const ttl = options.cacheTtlMs ?? 5000;
@@ -21,7 +22,8 @@ export function createAuthenticator(store: Store, options: { cacheTtlMs?: number
 
   async function resolve(hash: string): Promise<Actor | null> {
     const row = await findTokenByHash(store.db, hash);
-    return row && isLive(row) ? toActor(row) : null;
+    if (!row || !isLive(row)) return null;
+    return toActor(row, new Set(await listTeamIds(store.db, row.user_id)));
   }
 
   return {
@@ -52,7 +54,7 @@ function isLive(row: TokenRow): boolean {
   return !row.expires_at || row.expires_at > timestamp();
 }
 
-function toActor(row: TokenRow): Actor {
+function toActor(row: TokenRow, teamIds: ReadonlySet<string>): Actor {
   const binding: Actor['credential']['binding'] = row.thread_id
     ? { type: 'thread', threadId: row.thread_id }
     : row.agent_id
@@ -60,6 +62,7 @@ function toActor(row: TokenRow): Actor {
       : { type: 'user' };
   return {
     userId: row.user_id,
+    teamIds,
     credential: {
       id: row.id,
       kind: row.kind as Actor['credential']['kind'],

@@ -1,5 +1,5 @@
 import type { DraftEvent } from '@paddock/protocol';
-import { allocatePositions, type Db, insertMessages } from '@paddock/store';
+import { allocatePositions, type Db, insertMessages, newMessageRows } from '@paddock/store';
 import type { QueuedMessage } from './queue-input.ts';
 
 /** Puts client messages into the transcript, in order, and answers their `user.message` events. */
@@ -14,17 +14,13 @@ export async function deliverMessages(
   const first = await allocatePositions(db, threadId, messages.length);
   await insertMessages(
     db,
-    messages.map((m, i) => ({
-      id: m.id,
-      thread_id: threadId,
-      position: first + i,
-      role: m.role,
-      content: m.content,
-      parts: null,
-      metadata: '{}',
-      turn_id: turnId,
-      created_at: at,
-    })),
+    newMessageRows(
+      threadId,
+      turnId,
+      first,
+      at,
+      messages.map((m) => ({ ...m, parts: null, metadata: {} })),
+    ),
   );
   return messages.map((m) => ({
     type: 'user.message',

@@ -4,11 +4,6 @@ import type { Db } from '../store.ts';
 
 export type UserRow = Selectable<UsersTable>;
 
-export async function countUsers(db: Db): Promise<number> {
-  const row = await db.selectFrom('users').select('id').limit(1).executeTakeFirst();
-  return row ? 1 : 0;
-}
-
 export function findUserByName(db: Db, username: string): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
 }
@@ -59,12 +54,7 @@ export async function findDefaultTeamId(db: Db, userId: string): Promise<string 
   return row?.id;
 }
 
-export async function isTeamMember(db: Db, teamId: string, userId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('team_members')
-    .select('user_id')
-    .where('team_id', '=', teamId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
-  return row !== undefined;
+export async function listTeamIds(db: Db, userId: string): Promise<string[]> {
+  const rows = await db.selectFrom('team_members').select('team_id').where('user_id', '=', userId).execute();
+  return rows.map((r) => r.team_id);
 }

@@ -19,16 +19,22 @@ export function listMessages(db: Db, threadId: string): Promise<MessageRow[]> {
     .execute();
 }
 
-/** Rows for consecutive positions starting at `first`, ids minted here. */
+/** Rows for consecutive positions starting at `first`; a message without an id gets a new one. */
 export function newMessageRows(
   threadId: string,
   turnId: string | null,
   first: number,
   at: string,
-  messages: { role: string; content: string; parts: string | null; metadata: Record<string, unknown> }[],
+  messages: {
+    id?: string;
+    role: string;
+    content: string;
+    parts: string | null;
+    metadata: Record<string, unknown>;
+  }[],
 ): MessageRow[] {
   return messages.map((m, i) => ({
-    id: newId(),
+    id: m.id ?? newId(),
     thread_id: threadId,
     position: first + i,
     role: m.role,

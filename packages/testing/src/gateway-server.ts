@@ -1,11 +1,19 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { handleChatCompletions } from '../src/gateway/handle-chat-completions.ts';
-import type { ModelRouter } from '../src/model-router.ts';
+import { handleChatCompletions, type ModelRouter } from '@paddock/models';
 
-/** A bare node:http server routing POST /v1/chat/completions to the gateway handler, for tests. */
+export interface RecordedChatRequest {
+  model: string;
+  messages: { role: string; content: unknown; tool_calls?: unknown }[];
+}
+
+/**
+ * The real model gateway handler behind a bare node:http server on 127.0.0.1 (POST
+ * /v1/chat/completions), recording every request body so tests can see what a harness sent.
+ */
 export async function startGatewayServer(router: Pick<ModelRouter, 'resolve'>) {
+  const bodies: RecordedChatRequest[] = [];
   const server = createServer(async (req, res) => {
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
       res.writeHead(404).end();
@@ -13,10 +21,10 @@ export async function startGatewayServer(router: Pick<ModelRouter, 'resolve'>) {
     }
     const controller = new AbortController();
     res.on('close', () => controller.abort());
-    const raw = Buffer.concat(await req.toArray()).toString('utf8');
     let body: unknown;
     try {
-      body = JSON.parse(raw);
+      body = JSON.parse(Buffer.concat(await req.toArray()).toString('utf8'));
+      bodies.push(body as RecordedChatRequest);
     } catch {
       body = undefined;
     }
@@ -35,8 +43,11 @@ export async function startGatewayServer(router: Pick<ModelRouter, 'resolve'>) {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
+  const baseURL = `http://127.0.0.1:${port}/v1`;
   return {
-    baseURL: `http://127.0.0.1:${port}/v1`,
+    baseURL,
+    gateway: { baseURL, apiKey: 'test-token' },
+    bodies,
     async close() {
       server.closeAllConnections();
       server.close();
