@@ -184,14 +184,14 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
       201,
     );
     const { store } = server.paddock.services;
-    const owner = await store.db
+    const thread = await store.db
       .selectFrom('threads')
-      .select('owner_user_id')
+      .select(['owner_user_id', 'agent_id'])
       .where('id', '=', a.thread_id)
       .executeTakeFirstOrThrow();
     const bound = await mintToken(store.db, {
       kind: 'thread',
-      userId: owner.owner_user_id,
+      userId: thread.owner_user_id,
       name: 't',
       scopes: ['read', 'publish'],
       threadId: a.thread_id,
@@ -210,6 +210,16 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
       403,
     );
     expect(roles.detail).toContain('messages:write_roles');
+    const before = await threadCount();
+    const fanOut = await json<{ detail: { code: string } }>(
+      await server.request('POST', '/v2/threads', {
+        token: bound.token,
+        body: { agent_id: thread.agent_id, input: 'x' },
+      }),
+      403,
+    );
+    expect(fanOut.detail.code).toBe('forbidden');
+    expect(await threadCount()).toBe(before);
   });
 
   it('serves the OpenAPI document generated from the protocol schemas', async () => {

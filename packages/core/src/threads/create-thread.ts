@@ -28,9 +28,13 @@ export async function createThread({
   const messages: MessageInput[] = input.input
     ? [{ role: 'user', content: input.input }]
     : (input.messages ?? []);
+  const binding = ctx.actor.credential.binding;
+  // A sandbox's own token must not fan out into new threads; an agent key may start its agent's.
+  if (binding.type === 'thread')
+    throw new PaddockError('forbidden', 'a thread-bound token cannot create threads');
   const existing = input.agent_id ? await reachableAgent(ctx.store.db, ctx.actor, input.agent_id) : undefined;
-  if (!existing && ctx.actor.credential.binding.type !== 'user') {
-    throw new PaddockError('forbidden', 'a resource-bound token can only start threads of its own agent');
+  if (!existing && binding.type !== 'user') {
+    throw new PaddockError('forbidden', 'an agent-bound token can only start threads of its own agent');
   }
   const teamId = existing?.team_id ?? (await findDefaultTeamId(ctx.store.db, ctx.actor.userId));
   if (!teamId) throw new PaddockError('forbidden', 'the caller belongs to no team');
