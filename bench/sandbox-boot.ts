@@ -15,7 +15,6 @@ export async function measureSandboxBoot(dataDir: string, rounds: number) {
       const sandbox = await provider.create({
         id: `bench-${process.pid}-${i}`,
         workspaceDir,
-        env: {},
         size: 'S',
       });
       // The first two boots warm caches; they are not counted.

@@ -1,19 +1,25 @@
 /** Paths the supervisor sees; fixed so that scripts and the harness can rely on them. */
 export const sandboxPaths = {
   workspace: '/workspace',
-  apiSocketDir: '/run/paddock',
+  /**
+   * The host's API proxy socket, bound as a file at a fixed path: the sandbox sees nothing else of the
+   * runner's state, and a launcher spawned before its sandbox's spec is known can name it on argv. The
+   * bind holds the socket's inode, which lives as long as the runner's proxy, and so the sandbox.
+   */
+  apiSocket: '/run/paddock/api.sock',
   compileCache: '/run/paddock-cache',
 };
 
 export interface BwrapArgsInput {
+  /** The supervisor's own environment; the thread's arrives later over stdin (`configure`). */
   env: Record<string, string>;
   workspaceDir: string;
   /** The staged /etc (see sandbox-etc.ts). */
   etcDir: string;
   /** Directories bound read-only at their host paths (the project's packages and node_modules, node). */
   codePaths: string[];
-  /** Host directory holding the API proxy socket, bound read-only at /run/paddock. */
-  apiSocketDir?: string;
+  /** Host path of the API proxy socket, bound at /run/paddock/api.sock. */
+  apiSocket?: string;
   compileCacheDir?: string;
   /** Only the warm-up run writes the compile cache; sandboxes read it. */
   compileCacheWritable?: boolean;
@@ -33,8 +39,8 @@ export function bwrapIsolationArgs(privileged: boolean): string[] {
 }
 
 /**
- * The sandbox's environment and filesystem. They travel over a pipe (`--args`), so the secrets in
- * `env` never show in the host's process list.
+ * The supervisor's environment and the sandbox's filesystem. They travel over a pipe (`--args`), off
+ * the host's process list, though they hold no secrets any more.
  */
 export function bwrapArgs(input: BwrapArgsInput): string[] {
   const args = ['--clearenv'];
@@ -48,10 +54,10 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
   // Directories bwrap creates on its own get mode 0700 of whoever runs it: as root, the sandbox uid
   // could not reach the code binds below them. They are made after the tmpfs mounts, which would
   // otherwise cover those under /tmp (a checkout in /tmp, as CI has).
-  const destinations = [...input.codePaths, sandboxPaths.apiSocketDir, sandboxPaths.compileCache];
+  const destinations = [...input.codePaths, sandboxPaths.apiSocket, sandboxPaths.compileCache];
   for (const dir of ancestorsOf(destinations)) args.push('--perms', '0755', '--dir', dir);
   for (const path of input.codePaths) args.push('--ro-bind', path, path);
-  if (input.apiSocketDir) args.push('--ro-bind', input.apiSocketDir, sandboxPaths.apiSocketDir);
+  if (input.apiSocket) args.push('--ro-bind', input.apiSocket, sandboxPaths.apiSocket);
   if (input.compileCacheDir) {
     const bind = input.compileCacheWritable ? '--bind' : '--ro-bind';
     args.push(bind, input.compileCacheDir, sandboxPaths.compileCache);

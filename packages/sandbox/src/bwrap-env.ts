@@ -1,25 +1,26 @@
-import { basename } from 'node:path';
 import { sandboxPaths } from './bwrap-args.ts';
-import type { SandboxSpec } from './provider.ts';
 import { loopbackApiPort } from './supervisor/loopback-proxy.ts';
 
-/** The sandbox's whole environment: bwrap starts from an empty one. */
-export function bwrapSandboxEnv(
-  spec: SandboxSpec,
-  apiUrl: string | undefined,
-  compileCache: boolean,
-): Record<string, string> {
-  const env: Record<string, string> = {
+/**
+ * The supervisor's own environment: bwrap starts from an empty one, and the supervisor reads none of
+ * it. Node alone reads NODE_COMPILE_CACHE, at start-up, which is why it cannot wait for `configure`.
+ */
+export function bwrapSupervisorEnv(compileCache: boolean): Record<string, string> {
+  const env: Record<string, string> = { PATH: '/usr/bin:/bin' };
+  if (compileCache) env.NODE_COMPILE_CACHE = sandboxPaths.compileCache;
+  return env;
+}
+
+/** What everything the supervisor starts sees (sent as `configure`). */
+export function bwrapSandboxEnv(env: Record<string, string>): Record<string, string> {
+  return {
     PATH: '/usr/local/bin:/usr/bin:/bin',
     HOME: sandboxPaths.workspace,
     LANG: 'C.UTF-8',
-    ...spec.env,
+    ...env,
     PADDOCK_WORKSPACE: sandboxPaths.workspace,
+    PADDOCK_API_URL: loopbackApiUrl(env.PADDOCK_API_URL),
   };
-  if (apiUrl !== undefined) env.PADDOCK_API_URL = apiUrl;
-  if (spec.apiSocket) env.PADDOCK_PROXY_SOCKET = `${sandboxPaths.apiSocketDir}/${basename(spec.apiSocket)}`;
-  if (compileCache) env.NODE_COMPILE_CACHE = sandboxPaths.compileCache;
-  return env;
 }
 
 /** Keeps any path prefix of the server's URL; only the origin changes to the sandbox's loopback end. */

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { bwrapArgs, sandboxPaths } from './bwrap-args.ts';
-import { bwrapSandboxEnv, loopbackApiUrl } from './bwrap-env.ts';
+import { bwrapSandboxEnv, bwrapSupervisorEnv, loopbackApiUrl } from './bwrap-env.ts';
 import { launchBwrap, spawnBwrap } from './bwrap-launch.ts';
 import {
   type CgroupConfig,
@@ -62,6 +62,15 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
   const etcDir = join(options.stateDir, 'etc');
   await buildSandboxEtc(etcDir, uid ?? process.getuid?.() ?? 0);
   const launch = { bwrapPath, setprivPath, uid };
+  // Fixed paths only: launchers are spawned before the spec of their sandbox is known.
+  const supervisorCommand = [
+    nodePath,
+    supervisorMain,
+    '--workspace',
+    sandboxPaths.workspace,
+    '--proxy-socket',
+    sandboxPaths.apiSocket,
+  ];
 
   // Not awaited: the first create waits for it, so building the provider stays quick.
   const compileCache = warmCompileCache({
@@ -90,7 +99,7 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
     const launcher = spawnBwrap({
       ...launch,
       cgroupProcs: cgroup?.procsFiles,
-      command: [nodePath, supervisorMain],
+      command: supervisorCommand,
     });
     launcher.child.on('error', () => {});
     return { launcher, cgroup };
@@ -112,6 +121,7 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
     cgroups: limited,
     warmed: compileCache.then(() => {}),
     apiUrlInside: loopbackApiUrl,
+    sandboxEnv: (_workspaceDir, env) => bwrapSandboxEnv(env),
     async create(spec: SandboxSpec): Promise<SandboxProcess> {
       // The id names the sandbox's cgroups, so it must be one plain path segment.
       if (!/^[A-Za-z0-9_.-]{1,200}$/.test(spec.id) || spec.id.startsWith('.')) {
@@ -120,17 +130,16 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
       if (uid !== undefined) await chownTree(spec.workspaceDir, uid, uid);
       const cacheDir = await compileCache;
       const { launcher, cgroup } = await standby.take();
-      const apiUrl = spec.apiSocket ? loopbackApiUrl(spec.env.PADDOCK_API_URL) : spec.env.PADDOCK_API_URL;
       try {
         await cgroup?.rename(spec.id);
         await cgroup?.applyLimits(sandboxLimits[spec.size]);
         launcher.start(
           bwrapArgs({
-            env: bwrapSandboxEnv(spec, apiUrl, cacheDir !== undefined),
+            env: bwrapSupervisorEnv(cacheDir !== undefined),
             workspaceDir: spec.workspaceDir,
             etcDir,
             codePaths,
-            apiSocketDir: spec.apiSocket ? dirname(spec.apiSocket) : undefined,
+            apiSocket: spec.apiSocket,
             compileCacheDir: cacheDir,
           }),
         );
@@ -142,7 +151,6 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
       const booted = startChildSandbox({
         id: spec.id,
         child: launcher.child,
-        apiUrl,
         bootTimeoutMs,
         onStderr: spec.onStderr,
         cleanup: async () => {

@@ -7,7 +7,6 @@ export interface ChildSandboxOptions {
   id: string;
   /** Spawned with piped stdio and `detached`, so its pid is also its process group. */
   child: ChildProcess;
-  apiUrl: string | undefined;
   bootTimeoutMs: number;
   onStderr?: (text: string) => void;
   /** Runs just before the process group is killed, while the supervisor's children are still its children. */
@@ -33,7 +32,6 @@ export function startChildSandbox(options: ChildSandboxOptions): Promise<Sandbox
 
 class ChildSandboxProcess implements SandboxProcess {
   readonly id: string;
-  readonly apiUrl: string | undefined;
   readonly exited: Promise<SandboxExit>;
   readonly ready: Promise<void>;
   pid = 0;
@@ -47,7 +45,6 @@ class ChildSandboxProcess implements SandboxProcess {
 
   constructor(options: ChildSandboxOptions) {
     this.id = options.id;
-    this.apiUrl = options.apiUrl;
     this.#child = options.child;
     this.#beforeKill = options.beforeKill;
     this.#cleanup = options.cleanup;

@@ -14,4 +14,5 @@ export type { RunnerCommand, SupervisorMessage, TurnCommand } from './protocol.t
 export type { SandboxExit, SandboxProcess, SandboxProvider, SandboxSize, SandboxSpec } from './provider.ts';
 export type { EnsureOptions, RunnerLog, RunnerOptions } from './runner.ts';
 export { Runner } from './runner.ts';
+export type { StandbyOptions } from './standby-pool.ts';
 export type { EntrypointOutputListener, EntrypointStream, SandboxStatus } from './thread-sandbox.ts';

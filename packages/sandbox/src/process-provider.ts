@@ -13,8 +13,9 @@ export interface ProcessProviderOptions {
 
 /**
  * The fallback when bubblewrap is missing: the supervisor as a plain child process in the workspace,
- * with only the sandbox's own variables. It shares the host's filesystem, network and user; a process
-that detaches itself from the supervisor's tree (a double fork) survives destroy.
+ * with nothing but PATH in its environment (what it starts gets the thread's, from `configure`). It
+ * shares the host's filesystem, network and user; a process that detaches itself from the
+ * supervisor's tree (a double fork) survives destroy.
  */
 export function createProcessProvider(options: ProcessProviderOptions = {}): SandboxProvider {
   const nodePath = options.nodePath ?? process.execPath;
@@ -26,18 +27,20 @@ export function createProcessProvider(options: ProcessProviderOptions = {}): San
       'process: a plain child process in the workspace directory with a scrubbed environment; ' +
       'no filesystem, network or resource isolation',
     apiUrlInside: (hostApiUrl) => hostApiUrl,
+    sandboxEnv: (workspaceDir, env) => ({
+      PATH: path,
+      HOME: workspaceDir,
+      LANG: 'C.UTF-8',
+      ...env,
+      PADDOCK_WORKSPACE: workspaceDir,
+    }),
     close: async () => {},
     create(spec: SandboxSpec): Promise<SandboxProcess> {
-      const env: Record<string, string> = {
-        PATH: path,
-        HOME: spec.workspaceDir,
-        LANG: 'C.UTF-8',
-        ...spec.env,
-      };
-      env.PADDOCK_WORKSPACE = spec.workspaceDir;
+      // No --workspace: the workspace is the cwd, and it moves when a standby is claimed (the
+      // directory is renamed), so the supervisor takes its path from `configure`.
       const child = spawn(nodePath, [supervisorMain], {
         cwd: spec.workspaceDir,
-        env,
+        env: { PATH: path },
         stdio: ['pipe', 'pipe', 'pipe'],
         // Its own process group, so destroy can kill whatever the agent started along with it.
         detached: true,
@@ -45,7 +48,6 @@ export function createProcessProvider(options: ProcessProviderOptions = {}): San
       return startChildSandbox({
         id: spec.id,
         child,
-        apiUrl: spec.env.PADDOCK_API_URL,
         bootTimeoutMs,
         onStderr: spec.onStderr,
         beforeKill: (pid) => {

@@ -7,6 +7,13 @@ import type { ModelMessage } from 'ai';
  * Runner → supervisor on stdin; supervisor → runner on stdout. stderr is free-form diagnostics.
  */
 export type RunnerCommand =
+  /**
+   * Sent once, before anything else: the exact environment of the entrypoint, the tools and the
+   * harness. It travels on stdin so that the thread's secrets are in no process's own environment
+   * and on no command line, and so a sandbox can boot before it knows which thread it serves.
+   * `entrypoint` and `turn` wait for it.
+   */
+  | { type: 'configure'; env: Record<string, string> }
   | { type: 'entrypoint'; script: string }
   | {
       type: 'turn';
@@ -22,6 +29,11 @@ export type RunnerCommand =
 
 export type SupervisorMessage =
   | { type: 'ready'; pid: number }
+  /**
+   * The harness (the AI SDK behind it) is imported and, in a sandbox still waiting for `configure`,
+   * warmed by a throwaway turn: a first turn waits for neither any more.
+   */
+  | { type: 'warm' }
   | { type: 'entrypoint.output'; stream: 'stdout' | 'stderr'; text: string }
   | { type: 'entrypoint.exit'; exit_code: number }
   | { type: 'event'; turn_id: string; event: DraftEvent }

@@ -2,17 +2,19 @@ import type { RunnerCommand, SupervisorMessage } from './protocol.ts';
 
 export type SandboxSize = 'S' | 'M' | 'L';
 
+/**
+ * What a boot needs. It holds nothing of the thread (no secrets): the thread's environment arrives
+ * later with the `configure` command, so a sandbox can be booted ahead of need.
+ */
 export interface SandboxSpec {
   /** Unique per boot; names the cgroup, so a fresh boot never collides with a half-cleaned one. */
   id: string;
-  /** Host path of the thread's workspace, created by the caller. */
+  /** Host path of the workspace, created by the caller. */
   workspaceDir: string;
-  /** Agent secrets plus PADDOCK_API_URL and PADDOCK_TOKEN. Never logged. */
-  env: Record<string, string>;
   size: SandboxSize;
   /**
    * Host path of the runner's API proxy socket. Providers that cut the network off bind it into the
-   * sandbox and point PADDOCK_API_URL at the supervisor's loopback end of it; others ignore it.
+   * sandbox, where the supervisor listens on loopback for it; others ignore it.
    */
   apiSocket?: string;
   /** Free-form diagnostics the supervisor writes to stderr. */
@@ -29,8 +31,6 @@ export interface SandboxProcess {
   readonly id: string;
   /** The supervisor's pid as seen inside the sandbox. */
   readonly pid: number;
-  /** PADDOCK_API_URL as the sandbox sees it: what to build gateway URLs from for turns. */
-  readonly apiUrl: string | undefined;
   send(command: RunnerCommand): void;
   /** Messages that arrive before the first listener is attached are held for it. */
   onMessage(listener: (message: SupervisorMessage) => void): () => void;
@@ -46,6 +46,13 @@ export interface SandboxProvider {
   readonly isolation: string;
   /** The URL a sandbox reaches the Paddock API at, given the server's own (with the runner's proxy). */
   apiUrlInside(hostApiUrl: string): string;
+  /**
+   * The environment of everything that runs in a sandbox (what `configure` carries): the thread's
+   * variables (secrets, PADDOCK_TOKEN, PADDOCK_API_URL as the host sees it) completed by the
+   * provider (PATH, HOME and LANG unless given; PADDOCK_WORKSPACE and PADDOCK_API_URL as seen from
+   * inside). `workspaceDir` is the thread's workspace on the host.
+   */
+  sandboxEnv(workspaceDir: string, env: Record<string, string>): Record<string, string>;
   create(spec: SandboxSpec): Promise<SandboxProcess>;
   /** Releases what the provider holds between boots (it does not destroy sandboxes it created). */
   close(): Promise<void>;

@@ -6,7 +6,8 @@ import type { HarnessTurnResult } from '@paddock/harness';
 import type { DraftEvent } from '@paddock/protocol';
 import { type ApiProxy, type ApiTarget, startApiProxy } from './api-proxy.ts';
 import type { TurnCommand } from './protocol.ts';
-import type { SandboxProvider, SandboxSize } from './provider.ts';
+import type { SandboxProcess, SandboxProvider, SandboxSize } from './provider.ts';
+import { type StandbyOptions, StandbyPool } from './standby-pool.ts';
 import {
   type EntrypointOutputListener,
   type SandboxStatus,
@@ -25,11 +26,21 @@ export interface RunnerOptions {
   log?: RunnerLog;
   /** How long a stopped supervisor gets to exit on its own before it is killed. */
   stopGraceMs?: number;
+  /**
+   * Sandboxes kept booted, with the harness loaded, for new threads of that size to take over.
+   * Their workspaces live under `<stateDir>/standby`, which must be on the filesystem of the thread
+   * workspaces. Default one of size S; `count: 0` turns them off.
+   */
+  standby?: StandbyOptions;
 }
 
 export interface EnsureOptions {
+  /** The thread's workspace on the host; need not exist yet. */
   workspaceDir: string;
-  /** Agent secrets, PADDOCK_API_URL and PADDOCK_TOKEN. Read at boot only; a running sandbox keeps its env. */
+  /**
+   * Agent secrets, PADDOCK_TOKEN, PADDOCK_API_URL (as the host sees it): what everything in the
+   * sandbox runs with, completed by the provider. Read at boot only; a running sandbox keeps its env.
+   */
   env: Record<string, string>;
   size: SandboxSize;
   /** Runs once per thread, on its first boot; later boots skip it. */
@@ -40,22 +51,44 @@ export interface EnsureOptions {
 
 const entrypointMarker = 'entrypoint-ran';
 const threadIdPattern = /^[A-Za-z0-9_-]{1,100}$/;
+/** Directories of the state dir that are not a thread's. */
+const reservedNames = new Set(['standby', 'api-proxy']);
+const defaultStandby: StandbyOptions = { size: 'S', count: 1 };
 
 /**
- * The sandbox host: one sandbox per thread, booted on demand and kept across turns, with one API
- * proxy shared by all of them.
+ * The sandbox host: one sandbox per thread, booted on demand (or taken over from the standby pool)
+ * and kept across turns, with one API proxy shared by all of them.
  */
 export class Runner {
   readonly #options: RunnerOptions;
   readonly #log: RunnerLog;
   readonly #threads = new Map<string, ThreadSandbox>();
   readonly #booting = new Map<string, Promise<void>>();
+  readonly #standbys: StandbyPool | undefined;
   #proxy: Promise<ApiProxy> | undefined;
   #closed = false;
 
+  /** Starts booting the standby sandboxes in the background. */
   constructor(options: RunnerOptions) {
     this.#options = options;
     this.#log = options.log ?? (() => {});
+    const standby = options.standby ?? defaultStandby;
+    if (standby.count > 0) {
+      this.#standbys = new StandbyPool({
+        ...standby,
+        dir: join(options.stateDir, 'standby'),
+        boot: async (id, workspaceDir) =>
+          options.provider.create({
+            id,
+            workspaceDir,
+            size: standby.size,
+            apiSocket: (await this.#apiProxy()).socketPath,
+            onStderr: (text) => this.#log('warn', `sandbox ${id} (stderr): ${text.trimEnd()}`),
+          }),
+        log: this.#log,
+      });
+      this.#standbys.fill();
+    }
   }
 
   get provider(): SandboxProvider {
@@ -79,7 +112,12 @@ export class Runner {
 
   /** PADDOCK_API_URL as the thread's sandbox sees it: the base for the turn's gateway URL. */
   sandboxApiUrl(threadId: string): string | undefined {
-    return this.#threads.get(threadId)?.sandbox.apiUrl;
+    return this.#threads.get(threadId)?.apiUrl;
+  }
+
+  /** Settles once every standby sandbox is booted with the harness loaded (at once without standbys). */
+  standbysWarm(): Promise<void> {
+    return this.#standbys?.whenWarm() ?? Promise.resolve();
   }
 
   /** Runs one turn in the thread's sandbox (call `ensure` first); never rejects for the sandbox's sake. */
@@ -112,10 +150,11 @@ export class Runner {
     thread.onStatus?.({ status: 'stopped' });
   }
 
-  /** Destroys every sandbox, closes the API proxy and the provider. */
+  /** Destroys every sandbox (standbys included), closes the API proxy and the provider. */
   async shutdown(): Promise<void> {
     this.#closed = true;
     await Promise.all([...this.#booting.values()].map((boot) => boot.catch(() => {})));
+    await this.#standbys?.close();
     await Promise.all([...this.#threads.keys()].map((threadId) => this.stop(threadId)));
     const proxy = this.#proxy;
     this.#proxy = undefined;
@@ -124,21 +163,19 @@ export class Runner {
   }
 
   async #boot(threadId: string, options: EnsureOptions): Promise<void> {
-    if (!threadIdPattern.test(threadId)) throw new Error(`invalid thread id for a sandbox: ${threadId}`);
+    if (!threadIdPattern.test(threadId) || reservedNames.has(threadId)) {
+      throw new Error(`invalid thread id for a sandbox: ${threadId}`);
+    }
     const { provider } = this.#options;
     const threadDir = join(this.#options.stateDir, threadId);
     await mkdir(threadDir, { recursive: true });
-    const proxy = await this.#apiProxy();
     options.onStatus?.({ status: 'starting', isolation: provider.isolation });
-    const sandbox = await provider.create({
-      id: `${threadId}-${randomBytes(4).toString('hex')}`,
-      workspaceDir: options.workspaceDir,
-      env: options.env,
-      size: options.size,
-      apiSocket: proxy.socketPath,
-      onStderr: (text) => this.#log('warn', `sandbox for thread ${threadId} (stderr): ${text.trimEnd()}`),
-    });
+    let sandbox = await this.#standbys?.claim(options.size, options.workspaceDir);
+    const claimed = sandbox !== undefined;
+    if (sandbox) this.#log('info', `thread ${threadId} took over standby sandbox ${sandbox.id}`);
+    else sandbox = await this.#bootFresh(threadId, options);
     const thread = new ThreadSandbox(sandbox, this.#log, options.onStatus);
+    thread.configure(provider.sandboxEnv(options.workspaceDir, options.env));
     void sandbox.exited.then((exit) => {
       if (this.#threads.get(threadId) !== thread) return;
       this.#threads.delete(threadId);
@@ -166,7 +203,23 @@ export class Runner {
       );
     }
     this.#threads.set(threadId, thread);
-    options.onStatus?.({ status: 'running', isolation: provider.isolation });
+    options.onStatus?.({
+      status: 'running',
+      isolation: provider.isolation,
+      detail: claimed ? 'took over a standby sandbox' : 'booted a fresh sandbox',
+    });
+  }
+
+  async #bootFresh(threadId: string, options: EnsureOptions): Promise<SandboxProcess> {
+    await mkdir(options.workspaceDir, { recursive: true });
+    const proxy = await this.#apiProxy();
+    return this.#options.provider.create({
+      id: `${threadId}-${randomBytes(4).toString('hex')}`,
+      workspaceDir: options.workspaceDir,
+      size: options.size,
+      apiSocket: proxy.socketPath,
+      onStderr: (text) => this.#log('warn', `sandbox for thread ${threadId} (stderr): ${text.trimEnd()}`),
+    });
   }
 
   #apiProxy(): Promise<ApiProxy> {

@@ -71,8 +71,9 @@ function setReferenced({ launcher }: Launcher, referenced: boolean): void {
   }
 }
 
+/** Not `standby-`: that names the runner's standby sandboxes (standby-pool.ts), a different thing. */
 function standbyName(): string {
-  return `standby-${randomBytes(6).toString('hex')}`;
+  return `launcher-${randomBytes(6).toString('hex')}`;
 }
 
 /** In its cgroups and still waiting for its options: a standby that died meanwhile is no good. */

@@ -27,6 +27,8 @@ export class ThreadSandbox {
   stopping = false;
   /** The supervisor is gone; nothing sent now would ever be answered. */
   gone = false;
+  /** PADDOCK_API_URL as the sandbox sees it: what to build the gateway URL of its turns from. */
+  apiUrl: string | undefined;
   #turn: PendingTurn | undefined;
   #entrypoint: PendingEntrypoint | undefined;
 
@@ -43,6 +45,12 @@ export class ThreadSandbox {
 
   get turnId(): string | undefined {
     return this.#turn?.turnId;
+  }
+
+  /** The environment everything in the sandbox runs with; the first command it gets, and once only. */
+  configure(env: Record<string, string>): void {
+    this.apiUrl = env.PADDOCK_API_URL;
+    this.sandbox.send({ type: 'configure', env });
   }
 
   runEntrypoint(script: string, onOutput?: EntrypointOutputListener): Promise<number> {
@@ -88,6 +96,7 @@ export class ThreadSandbox {
         log(message.level, `sandbox ${this.sandbox.id}: ${message.message}`);
         return;
       case 'ready':
+      case 'warm':
         return;
     }
   }

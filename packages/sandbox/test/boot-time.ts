@@ -15,7 +15,7 @@ const provider = await createBwrapProvider({ stateDir: join(root, 'state'), cgro
 
 const boot = async (id: string) => {
   const started = performance.now();
-  const sandbox = await provider.create({ id, workspaceDir, env: { PADDOCK_TOKEN: 'x' }, size: 'S' });
+  const sandbox = await provider.create({ id, workspaceDir, size: 'S' });
   const ms = performance.now() - started;
   await sandbox.destroy();
   return ms;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiProxy, startApiProxy } from '../src/api-proxy.ts';
 import { type BwrapProvider, createBwrapProvider } from '../src/bwrap-provider.ts';
-import type { SandboxProcess, SandboxSpec } from '../src/provider.ts';
+import type { SandboxProcess, SandboxSize } from '../src/provider.ts';
 import { cmdlineOf, pidsWithMarker } from './host-processes.ts';
 import { runScript } from './run-script.ts';
 import { makeTempRoot, removeCgroupParent, testCgroupParent } from './temp-root.ts';
@@ -22,15 +22,30 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
   let workspace: string;
   const booted: SandboxProcess[] = [];
 
-  async function boot(spec: Partial<SandboxSpec> = {}): Promise<SandboxProcess> {
+  async function boot(
+    spec: {
+      workspaceDir?: string;
+      env?: Record<string, string>;
+      size?: SandboxSize;
+      configure?: boolean;
+    } = {},
+  ): Promise<SandboxProcess> {
+    const workspaceDir = spec.workspaceDir ?? (await root.dir(`ws-${booted.length}`));
     const created = await provider.create({
       id: `t${booted.length}-${Date.now()}`,
-      workspaceDir: spec.workspaceDir ?? (await root.dir(`ws-${booted.length}`)),
-      env: { PADDOCK_API_URL: `http://127.0.0.1:${server.port}`, PADDOCK_TOKEN: 'pdk_thr_test', ...spec.env },
+      workspaceDir,
       size: spec.size ?? 'S',
       apiSocket: proxy.socketPath,
     });
     booted.push(created);
+    if (spec.configure !== false) {
+      const env = {
+        PADDOCK_API_URL: `http://127.0.0.1:${server.port}`,
+        PADDOCK_TOKEN: 'pdk_thr_test',
+        ...spec.env,
+      };
+      created.send({ type: 'configure', env: provider.sandboxEnv(workspaceDir, env) });
+    }
     return created;
   }
 
@@ -122,6 +137,35 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
     expect(run.stdout).toBe('s3cret-value pdk_thr_test http://127.0.0.1:8787 /workspace /workspace\n0\n');
     const leaks = pidsWithMarker('s3cret-value').map(cmdlineOf);
     expect(leaks).toEqual([]);
+  });
+
+  it("keeps the secrets out of the supervisor's own environment", async () => {
+    // The script's parent is the supervisor.
+    const run = await runScript(
+      sandbox,
+      'tr "\\0" " " < /proc/$PPID/cmdline; echo; tr "\\0" "\\n" < /proc/$PPID/environ',
+    );
+    const [cmdline, ...environ] = run.stdout.trimEnd().split('\n');
+    expect(cmdline).toContain(
+      'supervisor/main.ts --workspace /workspace --proxy-socket /run/paddock/api.sock',
+    );
+    expect(environ).toContain('PATH=/usr/bin:/bin');
+    expect(run.stdout).not.toContain('s3cret-value');
+    expect(run.stdout).not.toContain('PADDOCK_TOKEN');
+  });
+
+  it('holds commands back until it is configured', async () => {
+    const waiting = await boot({ configure: false });
+    const run = runScript(waiting, 'echo "configured: $MY_SECRET"');
+    const early = await Promise.race([
+      run,
+      new Promise((resolve) => setTimeout(() => resolve('waiting'), 300)),
+    ]);
+    expect(early).toBe('waiting');
+    // Inside, the workspace is /workspace whatever its host path.
+    waiting.send({ type: 'configure', env: provider.sandboxEnv('/unused', { MY_SECRET: 'late' }) });
+    expect((await run).stdout).toBe('configured: late\n');
+    await waiting.destroy();
   });
 
   it('has no network but the proxy to the Paddock server', async () => {

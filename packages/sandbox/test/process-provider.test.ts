@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DraftEvent } from '@paddock/protocol';
@@ -6,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProcessProvider } from '../src/process-provider.ts';
 import type { SandboxProcess, SandboxProvider } from '../src/provider.ts';
 import { Runner } from '../src/runner.ts';
+import type { SandboxStatus } from '../src/thread-sandbox.ts';
 import { pidsWithMarker } from './host-processes.ts';
 import { runScript } from './run-script.ts';
 import { makeTempRoot } from './temp-root.ts';
@@ -22,11 +24,16 @@ describe('process provider', () => {
     const created = await provider.create({
       id: `p${booted.length}`,
       workspaceDir,
-      env: { PADDOCK_API_URL: 'http://127.0.0.1:4321', PADDOCK_TOKEN: 'pdk_thr_test', MY_SECRET: 's3cret' },
       size: 'S',
       apiSocket: '/nonexistent/api.sock',
     });
     booted.push(created);
+    const env = {
+      PADDOCK_API_URL: 'http://127.0.0.1:4321',
+      PADDOCK_TOKEN: 'pdk_thr_test',
+      MY_SECRET: 's3cret',
+    };
+    created.send({ type: 'configure', env: provider.sandboxEnv(workspaceDir, env) });
     return created;
   }
 
@@ -69,7 +76,16 @@ describe('process provider', () => {
       'PATH',
     ]);
     expect(run.stdout.split('\n')[1]).toBe('s3cret http://127.0.0.1:4321');
-    expect(sandbox.apiUrl).toBe('http://127.0.0.1:4321');
+  });
+
+  it("keeps the secrets out of the supervisor's own environment", async () => {
+    const run = await runScript(
+      sandbox,
+      'tr "\\0" " " < /proc/$PPID/cmdline; echo; tr "\\0" "\\n" < /proc/$PPID/environ',
+    );
+    const [cmdline, ...environ] = run.stdout.trimEnd().split('\n');
+    expect(cmdline).toContain('supervisor/main.ts');
+    expect(environ).toEqual(['PATH=/usr/local/bin:/usr/bin:/bin']);
   });
 
   it('reports a failing script and keeps working', async () => {
@@ -86,18 +102,32 @@ describe('process provider', () => {
     expect(pidsWithMarker(marker)).toEqual([]);
   });
 
-  it('runs a coding_alpha turn through a Runner, reaching the gateway directly', async () => {
+  it('runs a coding_alpha turn through a Runner on a claimed standby, reaching the gateway directly', async () => {
     const server = await startTestServer();
+    const stateDir = await root.dir('runner');
     const runner = new Runner({
       provider,
-      stateDir: await root.dir('runner'),
+      stateDir,
       apiTarget: { host: '127.0.0.1', port: server.port },
     });
     try {
+      await runner.standbysWarm();
       const threadId = randomUUID();
-      const workspaceDir = await root.dir('turn-workspace');
+      // Not there yet: the claim creates its parent and moves the standby's directory in.
+      const workspaceDir = join(root.path, 'workspaces', threadId);
       const apiUrl = `http://127.0.0.1:${server.port}`;
-      await runner.ensure(threadId, { workspaceDir, env: { PADDOCK_API_URL: apiUrl }, size: 'S' });
+      const statuses: SandboxStatus[] = [];
+      await runner.ensure(threadId, {
+        workspaceDir,
+        env: { PADDOCK_API_URL: apiUrl, AGENT_SECRET: 'sekrit' },
+        size: 'S',
+        entrypoint: 'echo "$AGENT_SECRET $PADDOCK_WORKSPACE $(pwd)" > boot.txt',
+        onStatus: (status) => statuses.push(status),
+      });
+      expect(statuses.at(-1)).toMatchObject({ status: 'running', detail: 'took over a standby sandbox' });
+      expect(await readFile(join(workspaceDir, 'boot.txt'), 'utf8')).toBe(
+        `sekrit ${workspaceDir} ${workspaceDir}\n`,
+      );
       expect(runner.sandboxApiUrl(threadId)).toBe(apiUrl);
       const events: DraftEvent[] = [];
       const result = await runner.runTurn(
@@ -115,9 +145,25 @@ describe('process provider', () => {
       expect(result.stopReason).toBe('end_turn');
       expect(events.some((event) => event.type === 'tool_call.end')).toBe(true);
       expect(await readFile(join(workspaceDir, 'x'), 'utf8')).toBe('hi\n');
+      await runner.standbysWarm();
+      expect(processesIn(join(stateDir, 'standby')).length).toBe(1);
     } finally {
       await runner.shutdown();
       await server.close();
     }
+    expect(existsSync(join(stateDir, 'standby'))).toBe(false);
+    expect(processesIn(join(stateDir, 'standby'))).toEqual([]);
   });
 });
+
+/** Host pids whose working directory is under `dir` (or was, before it was removed). */
+function processesIn(dir: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readlinkSync(`/proc/${entry}/cwd`).startsWith(`${dir}/`)) pids.push(Number(entry));
+    } catch {}
+  }
+  return pids;
+}

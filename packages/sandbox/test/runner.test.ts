@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { existsSync, readdirSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DraftEvent } from '@paddock/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBwrapProvider } from '../src/bwrap-provider.ts';
 import type { TurnCommand } from '../src/protocol.ts';
-import type { SandboxProvider } from '../src/provider.ts';
+import type { SandboxProvider, SandboxSize } from '../src/provider.ts';
 import { Runner } from '../src/runner.ts';
 import type { EntrypointStream, SandboxStatus } from '../src/thread-sandbox.ts';
 import { pidsWithMarker } from './host-processes.ts';
+import { readLinesOf } from './proc-files.ts';
 import { makeTempRoot, removeCgroupParent, testCgroupParent } from './temp-root.ts';
 import { startTestServer, type TestServer } from './test-server.ts';
 
@@ -31,13 +32,20 @@ function turnCommand(text: string): TurnCommand {
 describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
   let root: Awaited<ReturnType<typeof makeTempRoot>>;
   let server: TestServer;
+  let provider: SandboxProvider;
   let runner: Runner;
-  let creates = 0;
+  let cgroups = false;
+  /** Boots of a thread's own sandbox; standbys are counted apart. */
+  let freshBoots = 0;
+  let standbyBoots = 0;
 
-  async function ensure(threadId: string, extra: { entrypoint?: string } = {}) {
+  async function ensure(
+    threadId: string,
+    extra: { entrypoint?: string; size?: SandboxSize; workspaceDir?: string } = {},
+  ) {
     const output: { stream: EntrypointStream; text: string; exitCode?: number }[] = [];
     const statuses: SandboxStatus[] = [];
-    const workspaceDir = await root.dir(`ws-${threadId}`);
+    const workspaceDir = extra.workspaceDir ?? (await root.dir(`ws-${threadId}`));
     await runner.ensure(threadId, {
       workspaceDir,
       env: {
@@ -45,12 +53,18 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
         PADDOCK_TOKEN: 'pdk_thr_test',
         AGENT_SECRET: 'sekrit',
       },
-      size: 'S',
+      size: extra.size ?? 'S',
       entrypoint: extra.entrypoint,
       onEntrypointOutput: (stream, text, exitCode) => output.push({ stream, text, exitCode }),
       onStatus: (status) => statuses.push(status),
     });
-    return { output, statuses, workspaceDir };
+    const tookStandby = statuses.at(-1)?.detail === 'took over a standby sandbox';
+    return { output, statuses, workspaceDir, tookStandby };
+  }
+
+  function standbyDirs(stateDir: string): string[] {
+    const dir = join(stateDir, 'standby');
+    return existsSync(dir) ? readdirSync(dir) : [];
   }
 
   beforeAll(async () => {
@@ -60,21 +74,25 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
       stateDir: await root.dir('provider'),
       cgroups: { mount: cgroupMount, parent: cgroupParent },
     });
+    cgroups = bwrap.cgroups;
     // Counts boots; everything else is the real provider.
-    const counted: SandboxProvider = {
+    provider = {
       kind: bwrap.kind,
       isolation: bwrap.isolation,
       apiUrlInside: bwrap.apiUrlInside,
+      sandboxEnv: bwrap.sandboxEnv,
       close: () => bwrap.close(),
       create: (spec) => {
-        creates++;
+        if (spec.id.startsWith('standby-')) standbyBoots++;
+        else freshBoots++;
         return bwrap.create(spec);
       },
     };
     runner = new Runner({
-      provider: counted,
+      provider,
       stateDir: join(root.path, 'runner'),
       apiTarget: { host: '127.0.0.1', port: server.port },
+      standby: { size: 'S', count: 1 },
     });
   });
 
@@ -85,7 +103,82 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
     await removeCgroupParent(cgroupMount, cgroupParent);
   });
 
-  it('runs the entrypoint with the secrets once, on the first boot only', async () => {
+  it('gives a new thread a warm standby: entrypoint files land in its workspace, secrets reach the tools, not the supervisor', async () => {
+    await runner.standbysWarm();
+    const [standbyId] = standbyDirs(join(root.path, 'runner'));
+    const threadId = randomUUID();
+    const fresh = freshBoots;
+    // Neither the workspace nor its parent exists yet.
+    const workspaceDir = join(root.path, 'workspaces', threadId);
+    const entrypoint = [
+      'echo "$AGENT_SECRET" > from-entrypoint.txt',
+      // The script's parent is the supervisor.
+      'tr "\\0" " " < /proc/$PPID/cmdline; echo',
+      'tr "\\0" "\\n" < /proc/$PPID/environ',
+    ].join('; ');
+    const { output, statuses, tookStandby } = await ensure(threadId, { entrypoint, workspaceDir });
+    expect(tookStandby).toBe(true);
+    expect(freshBoots).toBe(fresh);
+    expect(statuses.map((status) => status.status)).toEqual(['starting', 'running']);
+    expect(await readFile(join(workspaceDir, 'from-entrypoint.txt'), 'utf8')).toBe('sekrit\n');
+    expect(standbyDirs(join(root.path, 'runner'))).not.toContain(standbyId);
+
+    const supervisor = output.map((each) => each.text).join('');
+    expect(supervisor).toContain('supervisor/main.ts --workspace /workspace');
+    expect(supervisor).toContain('PATH=/usr/bin:/bin');
+    expect(supervisor).not.toContain('sekrit');
+    expect(supervisor).not.toContain('pdk_thr_test');
+
+    expect(runner.sandboxApiUrl(threadId)).toBe('http://127.0.0.1:8787');
+    const events: DraftEvent[] = [];
+    const result = await runner.runTurn(
+      threadId,
+      turnCommand('::sh echo "$AGENT_SECRET $PADDOCK_TOKEN" > /workspace/x && cat x'),
+      (event) => events.push(event),
+    );
+    expect(result.error).toBeUndefined();
+    expect(result.stopReason).toBe('end_turn');
+    const ended = events.find((event) => event.type === 'tool_call.end');
+    expect(ended?.data).toMatchObject({ status: 'ok', exit_code: 0 });
+    expect(JSON.stringify(ended?.data)).toContain('sekrit pdk_thr_test');
+    expect(await readFile(join(workspaceDir, 'x'), 'utf8')).toBe('sekrit pdk_thr_test\n');
+    await runner.stop(threadId);
+  });
+
+  it('refills the pool after a claim, so the next new thread gets a standby too', async () => {
+    await runner.standbysWarm();
+    const before = standbyDirs(join(root.path, 'runner'));
+    expect(before).toHaveLength(1);
+    const boots = standbyBoots;
+    const first = await ensure(randomUUID());
+    expect(first.tookStandby).toBe(true);
+    await runner.standbysWarm();
+    expect(standbyBoots - boots).toBe(1);
+    const after = standbyDirs(join(root.path, 'runner'));
+    expect(after).toHaveLength(1);
+    expect(after).not.toEqual(before);
+    const second = await ensure(randomUUID());
+    expect(second.tookStandby).toBe(true);
+  });
+
+  it('boots fresh for a workspace that already holds files, or a size the pool does not keep', async () => {
+    await runner.standbysWarm();
+    const fresh = freshBoots;
+    const used = await root.dir(`ws-${randomUUID()}`);
+    await writeFile(join(used, 'kept.txt'), 'from an earlier sandbox\n');
+    const restarted = await ensure(randomUUID(), { workspaceDir: used, entrypoint: 'cat kept.txt' });
+    expect(restarted.tookStandby).toBe(false);
+    expect(restarted.statuses.at(-1)?.detail).toBe('booted a fresh sandbox');
+    expect(restarted.output[0]?.text).toBe('from an earlier sandbox\n');
+
+    const medium = await ensure(randomUUID(), { size: 'M' });
+    expect(medium.tookStandby).toBe(false);
+    expect(freshBoots - fresh).toBe(2);
+    // The pool's standby is still there, untouched.
+    expect(standbyDirs(join(root.path, 'runner'))).toHaveLength(1);
+  });
+
+  it('runs the entrypoint once, on the first boot only', async () => {
     const threadId = randomUUID();
     const entrypoint = 'echo "boot $AGENT_SECRET" >> /workspace/boots.log; echo ran';
     const first = await ensure(threadId, { entrypoint });
@@ -93,11 +186,12 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
       { stream: 'stdout', text: 'ran\n', exitCode: undefined },
       { stream: 'status', text: 'entrypoint exited with code 0\n', exitCode: 0 },
     ]);
-    expect(first.statuses.map((status) => status.status)).toEqual(['starting', 'running']);
     await runner.stop(threadId);
     expect(runner.isRunning(threadId)).toBe(false);
 
+    // The workspace holds boots.log now: this boot is a fresh one.
     const second = await ensure(threadId, { entrypoint });
+    expect(second.tookStandby).toBe(false);
     expect(runner.isRunning(threadId)).toBe(true);
     expect(second.output).toEqual([]);
     expect(await readFile(join(first.workspaceDir, 'boots.log'), 'utf8')).toBe('boot sekrit\n');
@@ -106,11 +200,15 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
 
   it('shares one boot between concurrent ensure calls', async () => {
     const threadId = randomUUID();
-    const before = creates;
-    await Promise.all([ensure(threadId), ensure(threadId), ensure(threadId)]);
-    expect(creates - before).toBe(1);
-    await ensure(threadId);
-    expect(creates - before).toBe(1);
+    const before = freshBoots;
+    await Promise.all([
+      ensure(threadId, { size: 'M' }),
+      ensure(threadId, { size: 'M' }),
+      ensure(threadId, { size: 'M' }),
+    ]);
+    expect(freshBoots - before).toBe(1);
+    await ensure(threadId, { size: 'M' });
+    expect(freshBoots - before).toBe(1);
     await runner.stop(threadId);
   });
 
@@ -123,25 +221,6 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
     ]);
     const result = await runner.runTurn(threadId, turnCommand('::sh echo works'), () => {});
     expect(result.stopReason).toBe('end_turn');
-    await runner.stop(threadId);
-  });
-
-  it('runs a coding_alpha turn against the gateway behind the proxy', async () => {
-    const threadId = randomUUID();
-    const { workspaceDir } = await ensure(threadId);
-    expect(runner.sandboxApiUrl(threadId)).toBe('http://127.0.0.1:8787');
-    const events: DraftEvent[] = [];
-    const result = await runner.runTurn(
-      threadId,
-      turnCommand('::sh echo hi > /workspace/x && cat /workspace/x'),
-      (event) => events.push(event),
-    );
-    expect(result.error).toBeUndefined();
-    expect(result.stopReason).toBe('end_turn');
-    const ended = events.find((event) => event.type === 'tool_call.end');
-    expect(ended?.data).toMatchObject({ status: 'ok', exit_code: 0 });
-    expect(JSON.stringify(ended?.data)).toContain('hi');
-    expect(await readFile(join(workspaceDir, 'x'), 'utf8')).toBe('hi\n');
     await runner.stop(threadId);
   });
 
@@ -163,13 +242,13 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
   it('ends a turn whose sandbox dies with sandbox_exited, and boots a fresh sandbox next time', async () => {
     const threadId = randomUUID();
     await ensure(threadId);
-    const result = await runner.runTurn(threadId, turnCommand('::sh kill -9 $PPID'), () => {});
+    const result = await runner.runTurn(threadId, turnCommand('::sh touch died; kill -9 $PPID'), () => {});
     expect(result.stopReason).toBe('error');
     expect(result.error).toMatchObject({ code: 'sandbox_exited', retryable: true });
     expect(runner.isRunning(threadId)).toBe(false);
-    const before = creates;
+    const before = freshBoots;
     await ensure(threadId);
-    expect(creates - before).toBe(1);
+    expect(freshBoots - before).toBe(1);
     expect((await runner.runTurn(threadId, turnCommand('::sh true'), () => {})).stopReason).toBe('end_turn');
     await runner.stop(threadId);
   });
@@ -187,4 +266,55 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
     expect((await result).stopReason).toBe('cancelled');
     expect(pidsWithMarker(marker)).toEqual([]);
   });
+
+  it('replaces a standby that dies, and leaves no standby process or directory behind at shutdown', async (context) => {
+    // The standbys' processes are found through their cgroups.
+    if (!cgroups) context.skip();
+    const groupsDir = join(cgroupMount, 'pids', cgroupParent);
+    const standbyGroups = () => readdirSync(groupsDir).filter((name) => name.startsWith('standby-'));
+    // The other runner's standby shares the cgroup parent.
+    const others = new Set(standbyGroups());
+    const ours = () => standbyGroups().filter((name) => !others.has(name));
+    const pidsOf = (group: string) => readLinesOf(join(groupsDir, group, 'cgroup.procs'));
+    const stateDir = join(root.path, 'runner-shutdown');
+    const pool = new Runner({
+      // The shared provider outlives this runner.
+      provider: { ...provider, close: async () => {} },
+      stateDir,
+      apiTarget: { host: '127.0.0.1', port: server.port },
+      standby: { size: 'S', count: 2 },
+    });
+    let live: string[] = [];
+    try {
+      await pool.standbysWarm();
+      const dirs = standbyDirs(stateDir);
+      expect(dirs).toHaveLength(2);
+      expect(ours().sort()).toEqual([...dirs].sort());
+
+      // Killed from outside: the pool drops it and boots another.
+      const [victim] = dirs;
+      const victimPids = pidsOf(victim!);
+      expect(victimPids.length).toBeGreaterThan(0);
+      for (const pid of victimPids) process.kill(Number(pid), 'SIGKILL');
+      for (let i = 0; i < 100 && standbyDirs(stateDir).includes(victim!); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await pool.standbysWarm();
+      expect(standbyDirs(stateDir)).toHaveLength(2);
+      expect(standbyDirs(stateDir)).not.toContain(victim);
+      live = ours().flatMap(pidsOf);
+      expect(live.length).toBeGreaterThan(0);
+    } finally {
+      await pool.shutdown();
+    }
+    expect(existsSync(join(stateDir, 'standby'))).toBe(false);
+    expect(ours()).toEqual([]);
+    expect(live.filter(isRunning)).toEqual([]);
+  });
+
+  /** Still there and not a zombie (which only waits for its parent to reap it). */
+  function isRunning(pid: string): boolean {
+    const stat = readLinesOf(`/proc/${pid}/stat`)[0];
+    return stat !== undefined && stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  }
 });

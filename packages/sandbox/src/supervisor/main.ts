@@ -1,13 +1,18 @@
 // The program a sandbox starts. Boot time is the product here: before `ready` only node builtins and
 // small sibling modules load (all served from the compile cache); the harness, with the AI SDK behind
-// it, is imported in the background afterwards.
+// it, is imported (and warmed) in the background afterwards.
+//
+// It reads no environment of its own: the thread's arrives with `configure`, so that a sandbox can
+// boot (and preload the harness) before anyone knows which thread it will serve, and so that secrets
+// never sit in the supervisor's own environment.
 import { readLines } from '../ndjson.ts';
 import type { RunnerCommand } from '../protocol.ts';
 import { runEntrypoint } from './entrypoint.ts';
+import { parseFlags } from './flags.ts';
 import { startLoopbackProxy } from './loopback-proxy.ts';
-import { sandboxEnv } from './sandbox-env.ts';
 import { send } from './send.ts';
-import { type HarnessModule, TurnRunner } from './turns.ts';
+import { type HarnessModule, type SandboxContext, TurnRunner } from './turns.ts';
+import { warmFirstTurn } from './warm-first-turn.ts';
 
 let harnessImport: Promise<HarnessModule> | undefined;
 function loadHarnesses(): Promise<HarnessModule> {
@@ -15,17 +20,18 @@ function loadHarnesses(): Promise<HarnessModule> {
   return harnessImport;
 }
 
-// `--warm` is the provider's warm-up run that fills the read-only compile cache sandboxes boot from.
-if (process.argv.includes('--warm')) {
+const flags = parseFlags(process.argv.slice(2));
+if (flags.warm) {
   await loadHarnesses()
     .then((harnesses) => harnesses.preloadHarnesses())
     .catch(() => {});
   process.exit(0);
 }
 
-const env = sandboxEnv();
-const workspaceDir = process.env.PADDOCK_WORKSPACE ?? process.cwd();
-const turns = new TurnRunner(loadHarnesses, workspaceDir, env);
+const turns = new TurnRunner(loadHarnesses);
+const configured = Promise.withResolvers<SandboxContext>();
+/** Aborted by `configure`: from then on a thread waits, and warming up would only compete with it. */
+const claimed = new AbortController();
 let entrypoints: Promise<void> = Promise.resolve();
 let proxyReady: Promise<void> = Promise.resolve();
 
@@ -43,19 +49,12 @@ readLines(process.stdin, (line) => {
 process.stdin.on('end', () => process.exit(0));
 send({ type: 'ready', pid: process.pid });
 
-const proxySocket = process.env.PADDOCK_PROXY_SOCKET;
-if (proxySocket) {
-  proxyReady = startLoopbackProxy(proxySocket).catch((error: unknown) => {
+if (flags.proxySocket) {
+  proxyReady = startLoopbackProxy(flags.proxySocket).catch((error: unknown) => {
     send({ type: 'log', level: 'error', message: `loopback API proxy failed: ${String(error)}` });
   });
 }
-setImmediate(() => {
-  loadHarnesses()
-    .then((harnesses) => harnesses.preloadHarnesses())
-    .catch((error: unknown) => {
-      send({ type: 'log', level: 'warn', message: `harness import failed: ${String(error)}` });
-    });
-});
+setImmediate(() => void preloadAndWarm());
 // A write to a runner that is gone fails with EPIPE; there is no one left to serve.
 process.stdout.on('error', () => process.exit(0));
 // An error that escapes the harness's promise (a stray stream or timer) must not kill the sandbox, but
@@ -65,16 +64,48 @@ process.on('uncaughtException', (error) => {
   turns.crash(error);
 });
 
+async function preloadAndWarm(): Promise<void> {
+  try {
+    const harnesses = await loadHarnesses();
+    await harnesses.preloadHarnesses();
+    // A sandbox already claimed has a turn coming, which warms what it needs and wants the CPU now.
+    if (claimed.signal.aborted) send({ type: 'warm' });
+    else await warmFirstTurn(harnesses, claimed.signal, () => send({ type: 'warm' }));
+  } catch (error) {
+    send({ type: 'log', level: 'warn', message: `harness warm-up failed: ${String(error)}` });
+  }
+}
+
 async function handle(command: RunnerCommand): Promise<void> {
   switch (command.type) {
-    case 'entrypoint':
+    case 'configure': {
+      if (claimed.signal.aborted) {
+        send({
+          type: 'log',
+          level: 'warn',
+          message: 'configure ignored: this sandbox is already configured',
+        });
+        return;
+      }
+      // The process provider's workspace has no fixed path (a claimed standby's directory is renamed
+      // into place), so without the flag the thread's PADDOCK_WORKSPACE names it.
+      const workspaceDir = flags.workspace ?? command.env.PADDOCK_WORKSPACE ?? process.cwd();
+      claimed.abort();
+      configured.resolve({ env: command.env, workspaceDir });
+      return;
+    }
+    case 'entrypoint': {
+      const { env, workspaceDir } = await configured.promise;
       await proxyReady;
       entrypoints = entrypoints.then(() => runEntrypoint(command.script, workspaceDir, env));
       return;
-    case 'turn':
+    }
+    case 'turn': {
+      const context = await configured.promise;
       await proxyReady;
-      await turns.run(command);
+      await turns.run(command, context);
       return;
+    }
     case 'interrupt':
       turns.interrupt(command.turn_id);
       return;

@@ -8,6 +8,12 @@ export interface HarnessModule {
   preloadHarnesses(): Promise<void>;
 }
 
+/** What `configure` told the supervisor: the environment of everything it starts, and where the workspace is. */
+export interface SandboxContext {
+  env: Record<string, string>;
+  workspaceDir: string;
+}
+
 /** A harness that ignores its abort signal still gets its turn ended this long after an interrupt. */
 const interruptGraceMs = 5_000;
 
@@ -20,21 +26,13 @@ interface ActiveTurn {
 /** Runs one turn at a time and reports each as `turn.result`, whatever the harness does. */
 export class TurnRunner {
   readonly #loadHarnesses: () => Promise<HarnessModule>;
-  readonly #workspaceDir: string;
-  readonly #env: Record<string, string>;
   #active: ActiveTurn | undefined;
 
-  constructor(
-    loadHarnesses: () => Promise<HarnessModule>,
-    workspaceDir: string,
-    env: Record<string, string>,
-  ) {
+  constructor(loadHarnesses: () => Promise<HarnessModule>) {
     this.#loadHarnesses = loadHarnesses;
-    this.#workspaceDir = workspaceDir;
-    this.#env = env;
   }
 
-  async run(command: TurnCommand): Promise<void> {
+  async run(command: TurnCommand, context: SandboxContext): Promise<void> {
     const turnId = command.turn_id;
     if (this.#active) {
       const busy = `turn ${this.#active.turnId} is still running`;
@@ -76,8 +74,8 @@ export class TurnRunner {
         instructions: command.instructions,
         messages: command.messages,
         gateway: command.gateway,
-        workspaceDir: this.#workspaceDir,
-        env: this.#env,
+        workspaceDir: context.workspaceDir,
+        env: context.env,
         signal: controller.signal,
         emit: (event) => {
           if (!finished) send({ type: 'event', turn_id: turnId, event });

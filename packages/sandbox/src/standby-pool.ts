@@ -1,0 +1,219 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { SupervisorMessage } from './protocol.ts';
+import type { SandboxProcess, SandboxSize } from './provider.ts';
+
+export interface StandbyOptions {
+  size: SandboxSize;
+  /** How many to keep booted; 0 turns the pool off. */
+  count: number;
+}
+
+export interface StandbyPoolOptions extends StandbyOptions {
+  /** Holds each standby's workspace; must be on the filesystem of the thread workspaces (see `claim`). */
+  dir: string;
+  /** Boots one sandbox of the pool's size with `workspaceDir` as its workspace. */
+  boot: (id: string, workspaceDir: string) => Promise<SandboxProcess>;
+  log: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+interface Slot {
+  readonly id: string;
+  readonly dir: string;
+  /** Settles at `ready`; undefined when the boot failed (the slot is cleaned up then). */
+  booted: Promise<SandboxProcess | undefined>;
+  /** The supervisor said `warm`: a turn would not wait for the harness. */
+  warm: boolean;
+  /** The sandbox exited; a claim that waited for its boot must not hand it out. */
+  gone: boolean;
+  stopListening?: () => void;
+}
+
+const firstRetryMs = 1_000;
+const lastRetryMs = 60_000;
+
+/**
+ * Sandboxes booted ahead of need, each with a workspace of its own and the harness already imported
+ * and warmed, so that a new thread's first turn waits for neither. They know nothing of a thread
+ * until claimed: the thread's environment (secrets included) arrives with `configure` after the claim.
+ */
+export class StandbyPool {
+  readonly #options: StandbyPoolOptions;
+  readonly #slots: Slot[] = [];
+  #waiters: (() => void)[] = [];
+  #filling = false;
+  #cleared: Promise<void> | undefined;
+  #closed = false;
+
+  constructor(options: StandbyPoolOptions) {
+    this.#options = options;
+  }
+
+  /** Boots standbys in the background until the pool is full; one at a time, so they do not crowd the CPU. */
+  fill(): void {
+    if (this.#filling || this.#closed) return;
+    this.#filling = true;
+    void this.#fill();
+  }
+
+  /**
+   * Hands a standby of `size` over to a thread whose workspace is `workspaceDir`: its workspace
+   * directory is renamed to `workspaceDir`, which must not exist or be an empty directory. The
+   * sandbox's bind mount (or cwd) follows the directory, so it keeps seeing it as its workspace, owned
+   * as its boot made it. A standby still booting is taken too: it is further along than a fresh
+   * boot would be. Undefined when none fits; the caller boots afresh then.
+   */
+  async claim(size: SandboxSize, workspaceDir: string): Promise<SandboxProcess | undefined> {
+    if (this.#closed || size !== this.#options.size || this.#slots.length === 0) return undefined;
+    if (!(await isEmptyOrMissing(workspaceDir))) return undefined;
+    const slot = this.#take();
+    if (!slot) return undefined;
+    const sandbox = await slot.booted;
+    if (!sandbox) return undefined;
+    try {
+      if (slot.gone) throw new Error('it exited while waiting');
+      await mkdir(dirname(workspaceDir), { recursive: true });
+      // rename(2) replaces an empty directory in one step and refuses a non-empty one, so files put
+      // into the workspace meanwhile are never lost.
+      await rename(slot.dir, workspaceDir);
+      return sandbox;
+    } catch (error) {
+      this.#options.log('warn', `standby sandbox ${slot.id} not claimed: ${String(error)}`);
+      await this.#discard(slot, sandbox);
+      return undefined;
+    }
+  }
+
+  /** Settles once the pool is full of warm standbys (or closed). */
+  whenWarm(): Promise<void> {
+    if (this.#allWarm()) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  /** Destroys every standby and removes their directories. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const slots = this.#slots.splice(0);
+    this.#changed();
+    await Promise.all(
+      slots.map(async (slot) => {
+        slot.stopListening?.();
+        const sandbox = await slot.booted;
+        if (sandbox) await this.#discard(slot, sandbox);
+      }),
+    );
+    await this.#cleared;
+    await rm(this.#options.dir, { recursive: true, force: true });
+  }
+
+  async #fill(): Promise<void> {
+    // Whatever a previous runner left here is no workspace of any thread.
+    this.#cleared ??= rm(this.#options.dir, { recursive: true, force: true });
+    await this.#cleared;
+    let retryMs = firstRetryMs;
+    for (;;) {
+      // Decided in the same tick as `#filling` is cleared, so a claim never finds the pool idle and short.
+      if (this.#closed || this.#slots.length >= this.#options.count) {
+        this.#filling = false;
+        return;
+      }
+      const slot = this.#start();
+      if (await slot.booted) {
+        retryMs = firstRetryMs;
+        continue;
+      }
+      // A provider that cannot boot now is not hammered.
+      await sleep(retryMs, undefined, { ref: false });
+      retryMs = Math.min(retryMs * 2, lastRetryMs);
+    }
+  }
+
+  #start(): Slot {
+    const id = `standby-${randomBytes(4).toString('hex')}`;
+    const slot: Slot = {
+      id,
+      dir: join(this.#options.dir, id),
+      booted: Promise.resolve(undefined),
+      warm: false,
+      gone: false,
+    };
+    slot.booted = this.#boot(slot);
+    this.#slots.push(slot);
+    return slot;
+  }
+
+  async #boot(slot: Slot): Promise<SandboxProcess | undefined> {
+    let sandbox: SandboxProcess;
+    try {
+      await mkdir(slot.dir, { recursive: true });
+      sandbox = await this.#options.boot(slot.id, slot.dir);
+    } catch (error) {
+      this.#options.log('warn', `standby sandbox did not boot: ${String(error)}`);
+      this.#remove(slot);
+      await rm(slot.dir, { recursive: true, force: true });
+      return undefined;
+    }
+    void sandbox.exited.then(() => {
+      slot.gone = true;
+      if (!this.#slots.includes(slot)) return;
+      this.#options.log('warn', `standby sandbox ${slot.id} exited; replacing it`);
+      this.#remove(slot);
+      void this.#discard(slot, sandbox).then(() => this.fill());
+    });
+    if (this.#slots.includes(slot)) {
+      slot.stopListening = sandbox.onMessage((message) => this.#onMessage(slot, message));
+    }
+    this.#changed();
+    return sandbox;
+  }
+
+  #onMessage(slot: Slot, message: SupervisorMessage): void {
+    if (message.type === 'warm') {
+      slot.warm = true;
+      this.#changed();
+    } else if (message.type === 'log') {
+      this.#options.log(message.level, `standby sandbox ${slot.id}: ${message.message}`);
+    }
+  }
+
+  /** The slot furthest along: a warm one, else the oldest (booted, or nearest to it). */
+  #take(): Slot | undefined {
+    const slot = this.#slots.find((each) => each.warm) ?? this.#slots[0];
+    if (!slot) return undefined;
+    this.#remove(slot);
+    slot.stopListening?.();
+    this.fill();
+    return slot;
+  }
+
+  #remove(slot: Slot): void {
+    const at = this.#slots.indexOf(slot);
+    if (at !== -1) this.#slots.splice(at, 1);
+    this.#changed();
+  }
+
+  async #discard(slot: Slot, sandbox: SandboxProcess): Promise<void> {
+    await sandbox.destroy();
+    await rm(slot.dir, { recursive: true, force: true });
+  }
+
+  #allWarm(): boolean {
+    if (this.#closed) return true;
+    return this.#slots.length >= this.#options.count && this.#slots.every((slot) => slot.warm);
+  }
+
+  #changed(): void {
+    if (!this.#allWarm()) return;
+    for (const resolve of this.#waiters.splice(0)) resolve();
+  }
+}
+
+async function isEmptyOrMissing(dir: string): Promise<boolean> {
+  try {
+    return (await readdir(dir)).length === 0;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+}
