@@ -239,6 +239,20 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
     await runner.stop(threadId);
   });
 
+  it('cancels a turn whose interrupt arrives before the supervisor started it', async () => {
+    const threadId = randomUUID();
+    await ensure(threadId);
+    const command = turnCommand('::sleep 60000');
+    const started = Date.now();
+    const result = runner.runTurn(threadId, command, () => {});
+    // Written right behind the turn: the supervisor reads it while the turn still waits to start.
+    runner.interrupt(threadId, command.turn_id);
+    expect((await result).stopReason).toBe('cancelled');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect((await runner.runTurn(threadId, turnCommand('::sh true'), () => {})).stopReason).toBe('end_turn');
+    await runner.stop(threadId);
+  });
+
   it('ends a turn whose sandbox dies with sandbox_exited, and boots a fresh sandbox next time', async () => {
     const threadId = randomUUID();
     await ensure(threadId);

@@ -27,6 +27,11 @@ interface ActiveTurn {
 export class TurnRunner {
   readonly #loadHarnesses: () => Promise<HarnessModule>;
   #active: ActiveTurn | undefined;
+  /**
+   * Interrupts for turns not started yet: a turn waits for `configure` and the proxy before it gets
+   * here, and an interrupt sent in that window must still stop it.
+   */
+  readonly #interruptedEarly = new Set<string>();
 
   constructor(loadHarnesses: () => Promise<HarnessModule>) {
     this.#loadHarnesses = loadHarnesses;
@@ -37,6 +42,10 @@ export class TurnRunner {
     if (this.#active) {
       const busy = `turn ${this.#active.turnId} is still running`;
       send({ type: 'turn.result', turn_id: turnId, result: failed('sandbox_busy', busy, true) });
+      return;
+    }
+    if (this.#interruptedEarly.delete(turnId)) {
+      send({ type: 'turn.result', turn_id: turnId, result: cancelled() });
       return;
     }
     const controller = new AbortController();
@@ -90,6 +99,7 @@ export class TurnRunner {
 
   interrupt(turnId: string): void {
     if (this.#active?.turnId === turnId) this.#active.controller.abort();
+    else this.#interruptedEarly.add(turnId);
   }
 
   /** Ends the running turn, if any, after an error nothing caught. */
