@@ -47,6 +47,7 @@ try {
         {
           sandbox_boot_ms: { provider: boot.provider, ...percentiles(boot.samples) },
           create_to_first_chunk_ms: percentiles(latency.create),
+          create_to_first_chunk_back_to_back_ms: percentiles(latency.burst),
           follow_up_to_first_chunk_ms: percentiles(latency.followUp),
           get_thread: {
             paddock_rps: Math.round(paddockRate),

@@ -28,24 +28,41 @@ async function openStream(base: string, token: string, threadId: string, after: 
   };
 }
 
-export async function firstChunkLatency(base: string, token: string, rounds: number) {
+/**
+ * Thread create → first chunk. `pauseMs` between rounds: with a pause the server is idle when a
+ * thread arrives (its standby sandbox is warm), as when a user starts a thread; without one, threads
+ * arrive back to back faster than a 2-core host can warm the next standby.
+ */
+async function createLatency(base: string, token: string, rounds: number, pauseMs: number) {
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-  const create: number[] = [];
+  const samples: number[] = [];
   let threadId = '';
   for (let i = 0; i < rounds; i++) {
+    if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
     const started = performance.now();
     const response = await fetch(`${base}/v2/threads`, {
       method: 'POST',
       headers,
-      body: JSON.stringify({ agent: { instructions: `bench ${i}` }, input: 'hello from the bench' }),
+      body: JSON.stringify({
+        agent: { instructions: `bench ${pauseMs} ${i}` },
+        input: 'hello from the bench',
+      }),
     });
     threadId = ((await response.json()) as { thread_id: string }).thread_id;
     const stream = await openStream(base, token, threadId, 0);
     await stream.next('assistant.message.chunk');
-    create.push(performance.now() - started);
+    samples.push(performance.now() - started);
     await stream.next('idle');
     await stream.close();
   }
+  return { samples, threadId };
+}
+
+export async function firstChunkLatency(base: string, token: string, rounds: number) {
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const burst = await createLatency(base, token, rounds, 0);
+  const spaced = await createLatency(base, token, rounds, 1000);
+  const threadId = spaced.threadId;
   const followUp: number[] = [];
   const stream = await openStream(base, token, threadId, 0);
   await stream.next('idle');
@@ -61,5 +78,5 @@ export async function firstChunkLatency(base: string, token: string, rounds: num
     await stream.next('idle');
   }
   await stream.close();
-  return { create, followUp, threadId };
+  return { create: spaced.samples, burst: burst.samples, followUp, threadId };
 }
