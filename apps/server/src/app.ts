@@ -34,9 +34,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Response schemas document the API (OpenAPI); the bodies are built by typed code, so they are
   // serialized without re-validating each one on the hot path.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
-  app.addHook('onSend', async (request, reply) => {
-    void reply.header('x-request-id', request.id);
-  });
   installErrorHandling(app);
   await app.register(fastifySwagger, {
     openapi: {

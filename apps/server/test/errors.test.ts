@@ -31,7 +31,9 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
   }
 
   it('refuses a request without a token, and one with a bad token', async () => {
-    const none = await json(await server.request('GET', `/v2/threads/${missing}`, { token: null }), 401);
+    const refused = await server.request('GET', `/v2/threads/${missing}`, { token: null });
+    expect(refused.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const none = await json(refused, 401);
     expect(none).toEqual({ detail: 'missing bearer token' });
     const bad = await json(
       await server.request('GET', `/v2/threads/${missing}`, { token: 'pdk_pat_nope' }),

@@ -18,7 +18,9 @@ declare module 'fastify' {
  */
 export function installAuth(app: FastifyInstance, authenticator: Authenticator): void {
   app.decorateRequest('actor', undefined as unknown as Actor);
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
+    // Set here, in the one hook every request passes, so errors and 404s carry it too.
+    void reply.header('x-request-id', request.id);
     const auth = request.routeOptions.config.auth;
     if (auth === false || request.is404) return;
     request.actor = await authenticator.authenticate(request.headers.authorization);
