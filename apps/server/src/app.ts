@@ -44,6 +44,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     transform: jsonSchemaTransform,
   });
   installAuth(app, options.authenticator);
+  // Graceful close: requests in flight get a short grace, then every connection still open (a client's
+  // idle keep-alive socket that went quiet after close began, a stalled request) is closed.
+  app.addHook('preClose', async () => {
+    app.server.closeIdleConnections();
+    setTimeout(() => app.server.closeAllConnections(), 2000).unref();
+  });
 
   app.get('/v2/openapi.json', { config: { auth: false }, schema: { hide: true } }, () => app.swagger());
   app.get('/healthz', { config: { auth: false }, schema: { hide: true } }, () => ({ ok: true }));

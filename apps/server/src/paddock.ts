@@ -99,9 +99,11 @@ export async function startPaddock(config: Config, options: { logger?: Logger } 
     services,
     logger,
     async close() {
+      // Turns first (they settle in the store), then the sandboxes (their connections to the
+      // gateway go with them), then the HTTP server, whose close waits on open connections.
       await worker.stop();
-      await app.close();
       await sandboxHost.shutdown();
+      await app.close();
       await store.close();
     },
   };

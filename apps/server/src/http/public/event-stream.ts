@@ -23,10 +23,13 @@ export function eventStreamRoutes(
   services: Services,
   options: { keepaliveMs: number },
 ): void {
-  // Open streams end when the server closes, so shutdown does not wait on idle clients.
-  const open = new Set<() => void>();
+  // Open streams end when the server closes: `preClose` stops each one and waits until its response
+  // has ended, so that Fastify finds their connections idle and closes them instead of waiting for
+  // the clients to hang up.
+  const open = new Map<() => void, Promise<void>>();
   app.addHook('preClose', async () => {
-    for (const close of open) close();
+    for (const stop of open.keys()) stop();
+    await Promise.all(open.values());
   });
   app
     .withTypeProvider<ZodTypeProvider>()
@@ -51,23 +54,41 @@ export function eventStreamRoutes(
         });
         res.write(': connected\n\n');
         const keepalive = setInterval(() => res.write(': keepalive\n\n'), options.keepaliveMs);
-        const end = () => {
+        const stopping = new AbortController();
+        const stop = () => {
           clearInterval(keepalive);
           stream.close();
+          stopping.abort();
         };
-        open.add(stream.close);
-        res.on('close', end);
+        let ended!: () => void;
+        open.set(stop, new Promise<void>((resolve) => (ended = resolve)));
+        res.on('close', stop);
         try {
           for await (const event of stream.events) {
-            if (!res.write(sseFrame(event))) await new Promise((resolve) => res.once('drain', resolve));
+            if (!res.write(sseFrame(event))) await drainedOrStopped(res, stopping.signal);
           }
         } catch (err) {
           request.log.error({ err }, 'event stream failed');
         } finally {
-          end();
-          open.delete(stream.close);
-          res.end();
+          stop();
+          // A client that stopped reading would hold a graceful end forever.
+          if (res.writableNeedDrain) res.destroy();
+          else res.end();
+          open.delete(stop);
+          ended();
         }
       },
     );
+}
+
+function drainedOrStopped(res: NodeJS.WritableStream, stopping: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      stopping.removeEventListener('abort', done);
+      resolve();
+    };
+    res.once('drain', done);
+    stopping.addEventListener('abort', done, { once: true });
+  });
 }
