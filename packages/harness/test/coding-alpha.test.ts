@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { createModelRouter } from '@paddock/models';
 import { harnesses } from '@paddock/protocol';
-import { startGatewayServer } from '@paddock/testing/gateway';
+import { startGatewayServer, streamingModel } from '@paddock/testing/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getHarness } from '../src/index.ts';
 import { isProcessAlive, ofType, runTurn, tempDir, waitForFile } from './turn-helpers.ts';
@@ -12,11 +12,11 @@ const scripted = createModelRouter({});
 let listCalls = 0;
 // Upstreams the scripted model cannot play: one that never stops calling tools, one that breaks mid-answer.
 const fakeUpstreams: Record<string, LanguageModelV4> = {
-  'always-list': streamingModel(() => [
+  'always-list': streamingModel('fake', () => [
     { type: 'tool-call', toolCallId: `list_${++listCalls}`, toolName: 'list', input: '{}' },
     { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usage() },
   ]),
-  thinker: streamingModel(() => [
+  thinker: streamingModel('fake', () => [
     { type: 'reasoning-start', id: 'r' },
     { type: 'reasoning-delta', id: 'r', delta: 'let me ' },
     { type: 'reasoning-delta', id: 'r', delta: 'think' },
@@ -26,7 +26,7 @@ const fakeUpstreams: Record<string, LanguageModelV4> = {
     { type: 'text-end', id: 't' },
     { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage: usage() },
   ]),
-  'broken-midway': streamingModel(() => [
+  'broken-midway': streamingModel('fake', () => [
     { type: 'text-start', id: 't' },
     { type: 'text-delta', id: 't', delta: 'partial ' },
     { type: 'error', error: new Error('upstream hung up') },
@@ -312,25 +312,6 @@ describe('knowledge_cloud and the other harness names', () => {
     expect(() => getHarness('nope')).toThrow(/unknown harness/);
   });
 });
-
-function streamingModel(parts: () => unknown[]): LanguageModelV4 {
-  return {
-    specificationVersion: 'v4',
-    provider: 'test',
-    modelId: 'fake',
-    supportedUrls: {},
-    doGenerate: () => Promise.reject(new Error('not used')),
-    doStream: async () => ({
-      stream: new ReadableStream({
-        start(controller) {
-          controller.enqueue({ type: 'stream-start', warnings: [] });
-          for (const part of parts()) controller.enqueue(part as never);
-          controller.close();
-        },
-      }),
-    }),
-  };
-}
 
 function usage() {
   return {

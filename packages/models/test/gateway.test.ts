@@ -1,6 +1,6 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV4, LanguageModelV4CallOptions } from '@ai-sdk/provider';
-import { startGatewayServer } from '@paddock/testing/gateway';
+import { startGatewayServer, streamingModel } from '@paddock/testing/gateway';
 import { generateText, stepCountIs, streamText, tool } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -29,24 +29,11 @@ const recordingRouter = {
 };
 
 // An upstream that fails after it started answering, to see the mid-stream error frame.
-const brokenMidwayModel: LanguageModelV4 = {
-  specificationVersion: 'v4',
-  provider: 'test',
-  modelId: 'broken-midway',
-  supportedUrls: {},
-  doGenerate: () => Promise.reject(new Error('not used')),
-  doStream: async () => ({
-    stream: new ReadableStream({
-      start(controller) {
-        controller.enqueue({ type: 'stream-start', warnings: [] });
-        controller.enqueue({ type: 'text-start', id: 't' });
-        controller.enqueue({ type: 'text-delta', id: 't', delta: 'partial ' });
-        controller.enqueue({ type: 'error', error: new Error('upstream hung up') });
-        controller.close();
-      },
-    }),
-  }),
-};
+const brokenMidwayModel = streamingModel('broken-midway', () => [
+  { type: 'text-start', id: 't' },
+  { type: 'text-delta', id: 't', delta: 'partial ' },
+  { type: 'error', error: new Error('upstream hung up') },
+]);
 
 let gateway: Awaited<ReturnType<typeof startGatewayServer>>;
 let paddock: ReturnType<typeof createOpenAICompatible>;

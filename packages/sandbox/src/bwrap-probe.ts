@@ -1,5 +1,6 @@
 import { access, constants } from 'node:fs/promises';
 import { launchBwrap } from './bwrap-launch.ts';
+import { runToExit } from './run-to-exit.ts';
 
 const probeTimeoutMs = 5_000;
 const searchedPaths = ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'];
@@ -34,29 +35,12 @@ export async function probeBwrap(launch: {
     ),
     command: ['/usr/bin/true'],
   });
-  child.stdin?.end();
-  child.stdout?.resume();
-  let stderr = '';
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (text: string) => {
-    stderr += text;
-  });
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      resolve({ ok: false, reason: 'bwrap probe timed out' });
-    }, probeTimeoutMs);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      resolve({ ok: false, reason: `bwrap probe failed to start: ${error.message}` });
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve(
-        code === 0
-          ? { ok: true }
-          : { ok: false, reason: `bwrap probe exited with ${code}: ${stderr.trim()}` },
-      );
-    });
-  });
+  try {
+    const { code, stderr } = await runToExit(child, probeTimeoutMs, 'bwrap probe');
+    return code === 0
+      ? { ok: true }
+      : { ok: false, reason: `bwrap probe exited with ${code}: ${stderr.trim()}` };
+  } catch (error) {
+    return { ok: false, reason: (error as Error).message };
+  }
 }

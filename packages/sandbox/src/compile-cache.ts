@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { chmod, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chownTree } from './chown-tree.ts';
+import { runToExit } from './run-to-exit.ts';
 
 const warmTimeoutMs = 60_000;
 
@@ -24,34 +25,13 @@ export async function warmCompileCache(input: {
     await mkdir(path, { recursive: true, mode: 0o755 });
     if (uid !== undefined) await chownTree(path, uid, uid);
   }
-  const { code, stderr } = await runToExit(input.launch(dir, scratch));
+  const { code, stderr } = await runToExit(input.launch(dir, scratch), warmTimeoutMs, 'warm-up run');
   await rm(scratch, { recursive: true, force: true });
   if (code !== 0) throw new Error(`warm-up run exited with ${code}: ${stderr.trim()}`);
   // Owned by root again, so nothing running as the sandbox uid on the host can rewrite it.
   if (uid !== undefined) await chownTree(dir, 0, 0);
   await makeReadable(dir);
   return dir;
-}
-
-async function runToExit(child: ChildProcess): Promise<{ code: number | null; stderr: string }> {
-  child.stdin?.end();
-  child.stdout?.resume();
-  let stderr = '';
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (text: string) => {
-    stderr += text;
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error('warm-up run timed out'));
-    }, warmTimeoutMs);
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr });
-    });
-  });
 }
 
 async function makeReadable(dir: string): Promise<void> {

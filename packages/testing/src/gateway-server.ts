@@ -55,3 +55,4 @@ export async function startGatewayServer(router: Pick<ModelRouter, 'resolve'>) {
     },
   };
 }
+export { streamingModel } from './streaming-model.ts';
