@@ -5,5 +5,6 @@ export * from './events.ts';
 export * from './ids.ts';
 export * from './messages.ts';
 export * from './scopes.ts';
+export * from './tasks.ts';
 export * from './threads.ts';
 export * from './time.ts';

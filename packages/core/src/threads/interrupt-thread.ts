@@ -1,4 +1,4 @@
-import { type InputReceipt, type TaskRecord, type ThreadStatus, timestamp } from '@paddock/protocol';
+import { type TaskRecord, type ThreadStatus, timestamp } from '@paddock/protocol';
 import {
   type AgentRow,
   cancelInputs,
@@ -6,7 +6,6 @@ import {
   findActiveTurns,
   findAgent,
   finishTurn,
-  type InputRow,
   listCancelledInputs,
   listQueuedInputs,
   lockThread,
@@ -17,6 +16,7 @@ import {
 import { reachableThread, requireScope } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError, threadNotFound } from '../errors.ts';
+import { toReceipt } from './input-receipt.ts';
 
 /**
  * Stop: cancels the running turn and the pending inputs of the current generation, then advances
@@ -44,7 +44,6 @@ export async function interruptThread({
       throw new PaddockError(
         'invalid_input_generation',
         `expected_generation ${generation} is ahead of the task's generation ${thread.generation}`,
-        { status: 400 },
       );
     }
     if (generation < thread.generation) {
@@ -106,23 +105,6 @@ async function taskRecord(
     benchmark_attempt_id: null,
     created_at: thread.created_at,
     generation,
-    cancelled_inputs: cancelled.map(toCancelledReceipt),
-  };
-}
-
-export function toCancelledReceipt(input: InputRow): InputReceipt {
-  const messages = JSON.parse(input.messages) as { id: string; role: string; content: string }[];
-  return {
-    id: input.id,
-    task_id: input.thread_id,
-    message_ids: messages.map((m) => m.id),
-    status: input.status,
-    turn_id: input.turn_id,
-    generation: input.generation,
-    sequence: input.sequence,
-    created_at: input.created_at,
-    updated_at: input.updated_at,
-    reason: input.reason ?? undefined,
-    messages: messages.map((m) => ({ ...m, name: null, tool_calls: null, tool_call_id: null, metadata: {} })),
+    cancelled_inputs: cancelled.map(toReceipt),
   };
 }

@@ -3,6 +3,7 @@ import {
   allocateInputSequence,
   type Db,
   enqueueTurn,
+  findActiveTurns,
   type InputRow,
   insertInput,
   type ThreadRow,
@@ -42,10 +43,14 @@ export async function queueInput(
   return { input, messages: queued };
 }
 
-/** Makes sure a turn is queued for the thread (at most one waits; it takes every queued input). */
-export async function ensureQueuedTurn(db: Db, thread: ThreadRow, at: string): Promise<void> {
-  await enqueueTurn(db, {
-    id: newId(),
+/**
+ * Makes sure a turn is queued for the thread (at most one waits; it takes every queued input) and
+ * answers its id.
+ */
+export async function ensureQueuedTurn(db: Db, thread: ThreadRow, at: string): Promise<string> {
+  const id = newId();
+  const inserted = await enqueueTurn(db, {
+    id,
     thread_id: thread.id,
     status: 'queued',
     generation: thread.generation,
@@ -56,4 +61,6 @@ export async function ensureQueuedTurn(db: Db, thread: ThreadRow, at: string): P
     started_at: null,
     ended_at: null,
   });
+  if (inserted) return id;
+  return (await findActiveTurns(db, thread.id)).find((t) => t.status === 'queued')!.id;
 }

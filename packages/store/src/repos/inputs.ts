@@ -46,3 +46,11 @@ export function listCancelledInputs(db: Db, threadId: string, generation: number
     .orderBy('sequence')
     .execute();
 }
+
+export function findInput(db: Db, id: string): Promise<InputRow | undefined> {
+  return db.selectFrom('inputs').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function listInputs(db: Db, threadId: string): Promise<InputRow[]> {
+  return db.selectFrom('inputs').selectAll().where('thread_id', '=', threadId).orderBy('sequence').execute();
+}

@@ -1,8 +1,22 @@
-import { interruptThread, listTaskEvents, PaddockError, type Services, taskNotFound } from '@paddock/core';
 import {
+  getTaskInput,
+  interruptThread,
+  listTaskEvents,
+  listTaskInputs,
+  PaddockError,
+  type Services,
+  submitTaskInput,
+  taskNotFound,
+} from '@paddock/core';
+import {
+  inputReceiptSchema,
   interruptBodySchema,
+  submitTaskInputBodySchema,
+  submitTaskInputResponseSchema,
   taskEventRecordSchema,
   taskEventsQuerySchema,
+  taskInputParamsSchema,
+  taskInputsSchema,
   taskParamsSchema,
   taskRecordSchema,
 } from '@paddock/protocol';
@@ -47,6 +61,47 @@ export function taskRoutes(app: FastifyInstance, services: Services): void {
           ctx: ctxOf(services, request),
           threadId: request.params.task_id,
           expectedGeneration: request.body?.expected_generation,
+        }),
+      ),
+  );
+  r.post(
+    '/v2/tasks/:task_id/inputs',
+    {
+      config: { auth: { scope: 'publish' } },
+      schema: {
+        params: taskParamsSchema,
+        body: submitTaskInputBodySchema,
+        response: { 201: submitTaskInputResponseSchema },
+      },
+    },
+    async (request, reply) => {
+      const { response, replayed } = await asTask(
+        submitTaskInput({
+          ctx: ctxOf(services, request),
+          taskId: request.params.task_id,
+          input: request.body,
+        }),
+      );
+      if (replayed) void reply.header('Idempotency-Replayed', 'true');
+      return reply.code(201).send(response);
+    },
+  );
+
+  r.get(
+    '/v2/tasks/:task_id/inputs',
+    { schema: { params: taskParamsSchema, response: { 200: taskInputsSchema } } },
+    (request) => asTask(listTaskInputs({ ctx: ctxOf(services, request), taskId: request.params.task_id })),
+  );
+
+  r.get(
+    '/v2/tasks/:task_id/inputs/:input_id',
+    { schema: { params: taskInputParamsSchema, response: { 200: inputReceiptSchema } } },
+    (request) =>
+      asTask(
+        getTaskInput({
+          ctx: ctxOf(services, request),
+          taskId: request.params.task_id,
+          inputId: request.params.input_id,
         }),
       ),
   );

@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto';
+import { testDatabases } from '@paddock/testing';
+import { startTestServer, type TestServer } from '@paddock/testing/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentSpec, allEvents, json, settled, turnStarted } from './helpers.ts';
+
+interface Receipt {
+  id: string;
+  task_id: string;
+  status: string;
+  turn_id: string | null;
+  generation: number;
+  sequence: number;
+  message_ids: string[];
+}
+interface Submitted {
+  input: Receipt;
+  messages: { id: string; task_id: string; role: string; content: string }[];
+  run_started: boolean;
+  accepted_turn_id: string | null;
+}
+
+describe.each(testDatabases())('task inputs on $name', (database) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(database);
+  });
+  afterAll(() => server.close());
+
+  async function idleThread(): Promise<string> {
+    const { thread_id } = await json<{ thread_id: string }>(
+      await server.request('POST', '/v2/threads', { body: { agent: agentSpec() } }),
+      201,
+    );
+    return thread_id;
+  }
+
+  const post = (taskId: string, body: unknown) =>
+    server.request('POST', `/v2/tasks/${taskId}/inputs`, { body });
+
+  it('answers a durable receipt and starts a turn on an idle task; the turn takes it', async () => {
+    const taskId = await idleThread();
+    const inputId = randomUUID();
+    const response = await post(taskId, { input_id: inputId, messages: [{ content: 'hello there' }] });
+    expect(response.headers.get('idempotency-replayed')).toBeNull();
+    const submitted = await json<Submitted>(response, 201);
+    expect(submitted.input).toMatchObject({
+      id: inputId,
+      task_id: taskId,
+      status: 'queued',
+      turn_id: null,
+      generation: 0,
+    });
+    expect(submitted.run_started).toBe(true);
+    expect(submitted.accepted_turn_id).toEqual(expect.any(String));
+    expect(submitted.messages).toEqual([
+      expect.objectContaining({
+        id: submitted.input.message_ids[0],
+        task_id: taskId,
+        role: 'user',
+        content: 'hello there',
+      }),
+    ]);
+    await settled(server, taskId);
+    const receipt = await json<Receipt>(
+      await server.request('GET', `/v2/tasks/${taskId}/inputs/${inputId}`),
+      200,
+    );
+    expect(receipt).toMatchObject({ status: 'submitted', turn_id: submitted.accepted_turn_id, sequence: 1 });
+    const stream = await json<{ generation: number; active_turn_id: string | null; items: Receipt[] }>(
+      await server.request('GET', `/v2/tasks/${taskId}/inputs`),
+      200,
+    );
+    expect(stream).toMatchObject({ generation: 0, active_turn_id: null, items: [{ id: inputId }] });
+  });
+
+  it('replays a retry with the same input_id and messages, and refuses other messages under it', async () => {
+    const taskId = await idleThread();
+    const body = { input_id: randomUUID(), messages: [{ content: 'only once' }] };
+    const first = await json<Submitted>(await post(taskId, body), 201);
+    const retry = await post(taskId, body);
+    expect(retry.headers.get('idempotency-replayed')).toBe('true');
+    const replayed = await json<Submitted>(retry, 201);
+    expect(replayed.input.id).toBe(first.input.id);
+    expect(replayed.input.message_ids).toEqual(first.input.message_ids);
+    expect(replayed.run_started).toBe(false);
+    const reused = await json<{ detail: { code: string } }>(
+      await post(taskId, { ...body, messages: [{ content: 'something else' }] }),
+      409,
+    );
+    expect(reused.detail.code).toBe('idempotency_key_reused');
+    await settled(server, taskId);
+    const delivered = (await allEvents(server, taskId)).filter((e) => e.type === 'user.message');
+    expect(delivered.map((e) => e.data.content)).toEqual(['only once']);
+  });
+
+  it('answers 50 concurrent retries of one input with one receipt and one delivery', async () => {
+    const taskId = await idleThread();
+    const body = { input_id: randomUUID(), messages: [{ content: 'raced' }] };
+    const answers = await Promise.all(Array.from({ length: 50 }, () => post(taskId, body)));
+    expect(answers.map((a) => a.status)).toEqual(Array(50).fill(201));
+    const bodies = await Promise.all(answers.map((a) => a.json() as Promise<Submitted>));
+    expect(new Set(bodies.map((b) => b.input.id)).size).toBe(1);
+    expect(answers.filter((a) => a.headers.get('idempotency-replayed') === null)).toHaveLength(1);
+    await settled(server, taskId);
+    const stream = await json<{ items: Receipt[] }>(
+      await server.request('GET', `/v2/tasks/${taskId}/inputs`),
+      200,
+    );
+    expect(stream.items).toHaveLength(1);
+    const delivered = (await allEvents(server, taskId)).filter((e) => e.type === 'user.message');
+    expect(delivered).toHaveLength(1);
+    expect((await allEvents(server, taskId)).filter((e) => e.type === 'turn.started')).toHaveLength(1);
+  });
+
+  it('fences inputs by generation: stale after a Stop is 409, ahead is 400, and neither writes', async () => {
+    const taskId = await idleThread();
+    await json(await server.request('POST', `/v2/tasks/${taskId}/interrupt`, { body: {} }), 200);
+    const stale = await json<{ detail: { code: string } }>(
+      await post(taskId, { input_id: randomUUID(), messages: [{ content: 'x' }], expected_generation: 0 }),
+      409,
+    );
+    expect(stale.detail.code).toBe('input_generation_stale');
+    const ahead = await json<{ detail: { code: string } }>(
+      await post(taskId, { input_id: randomUUID(), messages: [{ content: 'x' }], expected_generation: 5 }),
+      400,
+    );
+    expect(ahead.detail.code).toBe('invalid_input_generation');
+    const stream = await json<{ generation: number; items: Receipt[] }>(
+      await server.request('GET', `/v2/tasks/${taskId}/inputs`),
+      200,
+    );
+    expect(stream).toMatchObject({ generation: 1, items: [] });
+    const current = await json<Submitted>(
+      await post(taskId, { input_id: randomUUID(), messages: [{ content: 'now' }], expected_generation: 1 }),
+      201,
+    );
+    expect(current.input.generation).toBe(1);
+  });
+
+  it('queues an input sent while a turn runs for the next turn, and lists the active turn', async () => {
+    const taskId = await idleThread();
+    const first = await json<Submitted>(
+      await post(taskId, { input_id: randomUUID(), messages: [{ content: '::sleep 400' }] }),
+      201,
+    );
+    await turnStarted(server, taskId);
+    const second = await json<Submitted>(
+      await post(taskId, { input_id: randomUUID(), messages: [{ content: 'next please' }] }),
+      201,
+    );
+    expect(second.run_started).toBe(false);
+    expect(second.accepted_turn_id).not.toBe(first.accepted_turn_id);
+    const during = await json<{ active_turn_id: string | null }>(
+      await server.request('GET', `/v2/tasks/${taskId}/inputs`),
+      200,
+    );
+    expect(during.active_turn_id).toBe(first.accepted_turn_id);
+    await settled(server, taskId);
+    const receipt = await json<Receipt>(
+      await server.request('GET', `/v2/tasks/${taskId}/inputs/${second.input.id}`),
+      200,
+    );
+    expect(receipt).toMatchObject({ status: 'submitted', turn_id: second.accepted_turn_id });
+  });
+
+  it('refuses bad input with the spec answers', async () => {
+    const taskId = await idleThread();
+    await json(await post(taskId, { input_id: randomUUID(), messages: [] }), 422);
+    await json(await post(taskId, { input_id: 'not-a-uuid', messages: [{ content: 'x' }] }), 422);
+    await json(
+      await post(taskId, { input_id: randomUUID(), messages: [{ role: 'assistant', content: 'x' }] }),
+      422,
+    );
+    const missing = randomUUID();
+    expect(
+      await json(await post(missing, { input_id: randomUUID(), messages: [{ content: 'x' }] }), 404),
+    ).toEqual({
+      detail: 'Task not found',
+    });
+    expect(
+      await json(await server.request('GET', `/v2/tasks/${taskId}/inputs/${randomUUID()}`), 404),
+    ).toEqual({
+      detail: 'Input not found',
+    });
+  });
+});
