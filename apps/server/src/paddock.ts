@@ -90,6 +90,7 @@ export async function startPaddock(config: Config, options: { logger?: Logger } 
     log: logger,
   });
   services.worker = worker;
+  services.steering = executor;
   worker.start();
   logger.info({ url, database: store.dialect, sandbox: sandboxHost.isolation }, 'paddock is listening');
 

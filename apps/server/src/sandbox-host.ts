@@ -45,6 +45,7 @@ export async function startSandboxHost(options: {
         onEvent,
       ),
     interrupt: (threadId, turnId) => runner.interrupt(threadId, turnId),
+    steer: (threadId, turnId, messages) => runner.steer(threadId, turnId, messages),
   };
   return { host, isolation: report.isolation, shutdown: () => runner.shutdown() };
 }

@@ -138,30 +138,92 @@ describe.each(testDatabases())('task inputs on $name', (database) => {
     expect(current.input.generation).toBe(1);
   });
 
-  it('queues an input sent while a turn runs for the next turn, and lists the active turn', async () => {
+  it('steers an input sent during a turn into that turn, in the order the model saw it', async () => {
     const taskId = await idleThread();
     const first = await json<Submitted>(
-      await post(taskId, { input_id: randomUUID(), messages: [{ content: '::sleep 400' }] }),
+      await post(taskId, { input_id: randomUUID(), messages: [{ content: '::sh sleep 0.5; echo one' }] }),
       201,
     );
-    await turnStarted(server, taskId);
-    const second = await json<Submitted>(
-      await post(taskId, { input_id: randomUUID(), messages: [{ content: 'next please' }] }),
-      201,
-    );
-    expect(second.run_started).toBe(false);
-    expect(second.accepted_turn_id).not.toBe(first.accepted_turn_id);
+    // Sent while the shell tool runs: it joins at the next step, after the tool's result.
+    const until = Date.now() + 10_000;
+    while (!(await allEvents(server, taskId)).some((e) => e.type === 'tool_call.start')) {
+      if (Date.now() > until) throw new Error('the tool never started');
+      await new Promise((r) => setTimeout(r, 20));
+    }
     const during = await json<{ active_turn_id: string | null }>(
       await server.request('GET', `/v2/tasks/${taskId}/inputs`),
       200,
     );
     expect(during.active_turn_id).toBe(first.accepted_turn_id);
+    const steered = await json<Submitted>(
+      await post(taskId, { input_id: randomUUID(), messages: [{ content: 'steered' }] }),
+      201,
+    );
+    expect(steered).toMatchObject({ run_started: false, accepted_turn_id: first.accepted_turn_id });
     await settled(server, taskId);
+    const events = await allEvents(server, taskId);
+    expect(events.filter((e) => e.type === 'turn.started')).toHaveLength(1);
+    const types = events.map((e) => e.type);
+    const steeredAt = events.findIndex((e) => e.type === 'user.message' && e.data.content === 'steered');
+    expect(steeredAt).toBeGreaterThan(types.indexOf('tool_call.end'));
+    expect(steeredAt).toBeLessThan(types.lastIndexOf('assistant.message'));
+    expect(events[steeredAt]!.data.message_id).toBe(steered.input.message_ids[0]);
     const receipt = await json<Receipt>(
-      await server.request('GET', `/v2/tasks/${taskId}/inputs/${second.input.id}`),
+      await server.request('GET', `/v2/tasks/${taskId}/inputs/${steered.input.id}`),
       200,
     );
-    expect(receipt).toMatchObject({ status: 'submitted', turn_id: second.accepted_turn_id });
+    expect(receipt).toMatchObject({ status: 'submitted', turn_id: first.accepted_turn_id });
+    const transcript = await json<{ items: { id: string; content: string }[] }>(
+      await server.request('GET', `/v2/threads/${taskId}/messages`),
+      200,
+    );
+    expect(transcript.items.map((m) => m.content)).toEqual([
+      '::sh sleep 0.5; echo one',
+      'steered',
+      'You said: steered',
+    ]);
+    expect(transcript.items[1]!.id).toBe(steered.input.message_ids[0]);
+  });
+
+  it('does not steer past a follow-up that already waits: the input takes the next turn after it', async () => {
+    const taskId = await idleThread();
+    await json(
+      await post(taskId, { input_id: randomUUID(), messages: [{ content: '::sleep 600\nfirst' }] }),
+      201,
+    );
+    await turnStarted(server, taskId);
+    await json(
+      await server.request('POST', `/v2/threads/${taskId}/messages`, {
+        body: { messages: [{ content: 'waiting' }], run: true },
+      }),
+      201,
+    );
+    const later = await json<Submitted>(
+      await post(taskId, { input_id: randomUUID(), messages: [{ content: 'after it' }] }),
+      201,
+    );
+    const stream = await json<{ active_turn_id: string }>(
+      await server.request('GET', `/v2/tasks/${taskId}/inputs`),
+      200,
+    );
+    expect(later.accepted_turn_id).not.toBe(stream.active_turn_id);
+    await settled(server, taskId);
+    const transcript = await json<{ items: { content: string }[] }>(
+      await server.request('GET', `/v2/threads/${taskId}/messages`),
+      200,
+    );
+    expect(transcript.items.map((m) => m.content)).toEqual([
+      '::sleep 600\nfirst',
+      'You said: first',
+      'waiting',
+      'after it',
+      'You said: after it',
+    ]);
+    const receipt = await json<Receipt>(
+      await server.request('GET', `/v2/tasks/${taskId}/inputs/${later.input.id}`),
+      200,
+    );
+    expect(receipt).toMatchObject({ status: 'submitted', turn_id: later.accepted_turn_id });
   });
 
   it('refuses bad input with the spec answers', async () => {

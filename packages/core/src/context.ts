@@ -27,6 +27,8 @@ export interface Services {
   sandboxes: SandboxHost;
   /** Set once the worker exists; verbs use it to start queued turns promptly. */
   worker?: Pick<TurnWorker, 'wake' | 'cancel'>;
+  /** Set once the turn executor exists: hands an input to a turn running in this process. */
+  steering?: { deliver(threadId: string, turnId: string, inputId: string): Promise<void> };
   /** Where thread workspaces live on the host: `<dataDir>/workspaces/<thread_id>`. */
   workspacesDir: string;
   defaultModel: string;

@@ -25,6 +25,17 @@ export interface HarnessTurnInput {
   signal: AbortSignal;
   /** Receives every normalized event of the turn, in order. */
   emit(event: DraftEvent): void;
+  /** Messages that join this turn while it runs (native steering), for harnesses that take them. */
+  inbox?: SteeringInbox;
+}
+
+/**
+ * The way into a running turn. A steerable harness connects once, at the start of its turn; each
+ * message it is then given joins the turn at the next step boundary, and the answer says whether the
+ * model saw it (false when the turn ended first, so the caller can queue it for the next turn).
+ */
+export interface SteeringInbox {
+  connect(take: (message: { id: string; content: string }) => Promise<boolean>): void;
 }
 
 export interface HarnessTurnResult {
@@ -41,5 +52,7 @@ export interface HarnessTurnResult {
 
 export interface Harness {
   readonly name: string;
+  /** Whether a running turn takes new user messages between model steps (native steering). */
+  readonly steerable: boolean;
   runTurn(input: HarnessTurnInput): Promise<HarnessTurnResult>;
 }

@@ -7,6 +7,7 @@ import type { Harness } from './types.ts';
 export function unavailableHarness(name: string): Harness {
   return {
     name,
+    steerable: false,
     async runTurn(input) {
       const error = {
         code: 'harness_unavailable',

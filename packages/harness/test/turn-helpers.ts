@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { DraftEvent } from '@paddock/protocol';
 import type { ModelMessage } from 'ai';
 import { expect } from 'vitest';
-import type { GatewayAccess, Harness, HarnessTurnResult } from '../src/types.ts';
+import type { GatewayAccess, Harness, HarnessTurnResult, SteeringInbox } from '../src/types.ts';
 
 export async function tempDir(prefix = 'paddock-harness-'): Promise<string> {
   return mkdtemp(join(tmpdir(), prefix));
@@ -17,6 +17,7 @@ export interface TurnOptions {
   history?: ModelMessage[];
   env?: Record<string, string>;
   signal?: AbortSignal;
+  inbox?: SteeringInbox;
 }
 
 export async function runTurn(
@@ -35,6 +36,7 @@ export async function runTurn(
     env: options.env ?? { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: options.workspaceDir },
     signal: options.signal ?? new AbortController().signal,
     emit: (event) => events.push(event),
+    inbox: options.inbox,
   });
   expectToolCallsClosed(events);
   return { ...result, events, input };

@@ -25,9 +25,12 @@ export type RunnerCommand =
       gateway: GatewayAccess;
     }
   | { type: 'interrupt'; turn_id: string }
+  /** Messages for the running turn (native steering); answered by one `steer.result`. */
+  | { type: 'steer'; turn_id: string; steer_id: string; messages: { id: string; content: string }[] }
   | { type: 'shutdown' };
 
 export type SupervisorMessage =
+  | { type: 'steer.result'; steer_id: string; delivered: boolean }
   | { type: 'ready'; pid: number }
   /**
    * The harness (the AI SDK behind it) is imported and, in a sandbox still waiting for `configure`,

@@ -131,6 +131,11 @@ export class Runner {
     return thread.runTurn(command, onEvent);
   }
 
+  /** Offers messages to the thread's running turn (native steering); false when it did not take them. */
+  steer(threadId: string, turnId: string, messages: { id: string; content: string }[]): Promise<boolean> {
+    return this.#threads.get(threadId)?.steer(turnId, messages) ?? Promise.resolve(false);
+  }
+
   interrupt(threadId: string, turnId: string): void {
     const thread = this.#threads.get(threadId);
     if (thread?.turnId === turnId) thread.sandbox.send({ type: 'interrupt', turn_id: turnId });

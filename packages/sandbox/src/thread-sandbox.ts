@@ -19,6 +19,8 @@ interface PendingEntrypoint {
   reject: (error: Error) => void;
 }
 
+let steerCount = 0;
+
 /** One thread's running sandbox: routes the supervisor's messages to whoever waits for them. */
 export class ThreadSandbox {
   readonly sandbox: SandboxProcess;
@@ -31,6 +33,7 @@ export class ThreadSandbox {
   apiUrl: string | undefined;
   #turn: PendingTurn | undefined;
   #entrypoint: PendingEntrypoint | undefined;
+  readonly #steers = new Map<string, (delivered: boolean) => void>();
 
   constructor(
     sandbox: SandboxProcess,
@@ -71,6 +74,16 @@ export class ThreadSandbox {
     });
   }
 
+  /** Offers messages to the running turn; answers whether it took them (false once the turn is over). */
+  steer(turnId: string, messages: { id: string; content: string }[]): Promise<boolean> {
+    if (this.gone || this.#turn?.turnId !== turnId) return Promise.resolve(false);
+    const steerId = `steer-${++steerCount}`;
+    return new Promise((resolve) => {
+      this.#steers.set(steerId, resolve);
+      this.sandbox.send({ type: 'steer', turn_id: turnId, steer_id: steerId, messages });
+    });
+  }
+
   #route(message: SupervisorMessage, log: (level: 'info' | 'warn' | 'error', message: string) => void): void {
     switch (message.type) {
       case 'entrypoint.output':
@@ -92,6 +105,10 @@ export class ThreadSandbox {
         turn.resolve(message.result);
         return;
       }
+      case 'steer.result':
+        this.#steers.get(message.steer_id)?.(message.delivered);
+        this.#steers.delete(message.steer_id);
+        return;
       case 'log':
         log(message.level, `sandbox ${this.sandbox.id}: ${message.message}`);
         return;
@@ -106,6 +123,8 @@ export class ThreadSandbox {
     const how = exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
     this.#entrypoint?.reject(new Error(`sandbox ${this.sandbox.id} exited during the entrypoint (${how})`));
     this.#entrypoint = undefined;
+    for (const resolve of this.#steers.values()) resolve(false);
+    this.#steers.clear();
     const turn = this.#turn;
     this.#turn = undefined;
     if (!turn) return;

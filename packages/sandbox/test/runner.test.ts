@@ -239,6 +239,21 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
     await runner.stop(threadId);
   });
 
+  it('steers a message into a running turn, and refuses one for a turn that is over', async () => {
+    const threadId = randomUUID();
+    await ensure(threadId);
+    const command = turnCommand('::sleep 400\nfirst');
+    const result = runner.runTurn(threadId, command, () => {});
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const steered = await runner.steer(threadId, command.turn_id, [{ id: 'm-1', content: 'second' }]);
+    expect(steered).toBe(true);
+    const turn = await result;
+    expect(turn.lastAssistantText).toBe('You said: second');
+    expect(turn.messages.map((m) => m.role)).toEqual(['assistant', 'user', 'assistant']);
+    expect(await runner.steer(threadId, command.turn_id, [{ id: 'm-2', content: 'late' }])).toBe(false);
+    await runner.stop(threadId);
+  });
+
   it('cancels a turn whose interrupt arrives before the supervisor started it', async () => {
     const threadId = randomUUID();
     await ensure(threadId);

@@ -34,7 +34,7 @@ export async function submitTaskInput({
       }
       const queuedTurn = (await findActiveTurns(trx, taskId)).find((t) => t.status === 'queued');
       const accepted = existing.turn_id ?? (existing.status === 'queued' ? (queuedTurn?.id ?? null) : null);
-      return { row: existing, runStarted: false, accepted, replayed: true };
+      return { row: existing, runStarted: false, accepted, replayed: true, steerInto: undefined };
     }
     const generation = input.expected_generation ?? thread.generation;
     if (generation < thread.generation) {
@@ -49,13 +49,25 @@ export async function submitTaskInput({
         `expected_generation ${generation} is ahead of the task's generation ${thread.generation}`,
       );
     }
-    const busy = (await findActiveTurns(trx, taskId)).length > 0;
+    const active = await findActiveTurns(trx, taskId);
+    const running = active.find((t) => t.status === 'running');
     const { input: row } = await queueInput(trx, thread, messages, at, input.input_id);
+    // With no follow-up already waiting, the input is offered to the running turn (native steering);
+    // otherwise it waits its turn, so inputs are always taken in the order they came.
+    if (running && active.length === 1 && ctx.steering) {
+      return { row, runStarted: false, accepted: running.id, replayed: false, steerInto: running.id };
+    }
     const accepted = await ensureQueuedTurn(trx, thread, at);
-    if (!busy) await updateThread(trx, taskId, { status: 'running' });
-    return { row, runStarted: !busy, accepted, replayed: false };
+    if (active.length === 0) await updateThread(trx, taskId, { status: 'running' });
+    return { row, runStarted: active.length === 0, accepted, replayed: false };
   });
   if (answer.runStarted) ctx.worker?.wake();
+  if ('steerInto' in answer && answer.steerInto) {
+    // The 201 acknowledges the durable receipt; delivery into the turn happens after it.
+    void ctx.steering
+      ?.deliver(taskId, answer.steerInto, answer.row.id)
+      .catch((err) => ctx.log.error({ err, thread_id: taskId }, 'steering an input failed'));
+  }
   return {
     replayed: answer.replayed,
     response: {

@@ -49,4 +49,6 @@ export interface SandboxHost {
   ): Promise<void>;
   runTurn(threadId: string, command: TurnCommand, onEvent: (event: DraftEvent) => void): Promise<TurnResult>;
   interrupt(threadId: string, turnId: string): void;
+  /** Offers messages to the thread's running turn (native steering); false when it did not take them. */
+  steer(threadId: string, turnId: string, messages: { id: string; content: string }[]): Promise<boolean>;
 }

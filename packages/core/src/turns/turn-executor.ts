@@ -5,8 +5,11 @@ import { appendEvents } from '@paddock/runtime';
 import {
   type AgentRow,
   allocatePositions,
+  cancelInputs,
+  claimQueuedInput,
   findActiveTurns,
   findAgent,
+  findInput,
   findTurn,
   finishTurn,
   insertMessages,
@@ -15,6 +18,7 @@ import {
   lockThread,
   markInputsSubmitted,
   newMessageRows,
+  requeueInput,
   revokeThreadTokens,
   type ThreadRow,
   type TurnRow,
@@ -23,13 +27,21 @@ import {
 import { mintToken } from '../auth/mint-token.ts';
 import type { Services } from '../context.ts';
 import { deliverMessages } from '../threads/deliver-messages.ts';
+import { inputMessages } from '../threads/input-receipt.ts';
 import type { QueuedMessage } from '../threads/queue-input.ts';
+import { ensureQueuedTurn } from '../threads/queue-input.ts';
 import { messageText, toConversation } from './conversation.ts';
 import type { TurnResult } from './sandbox-host.ts';
 
 export interface TurnExecutor {
   execute(turn: TurnRow, signal: AbortSignal): Promise<void>;
   settleExpired(turn: TurnRow): Promise<void>;
+  /**
+   * Native steering: offers a queued input to the thread's running turn. If the turn does not take
+   * it (it ended first, its harness does not steer, it runs elsewhere), the input goes back to the
+   * queue for the next turn, or is cancelled when a Stop came in between.
+   */
+  deliver(threadId: string, turnId: string, inputId: string): Promise<void>;
 }
 
 const cancelled: TurnResult = { stopReason: 'cancelled', messages: [], lastAssistantText: '' };
@@ -43,6 +55,11 @@ export function createTurnExecutor(services: Services): TurnExecutor {
   const { store, events, sandboxes, log } = services;
   /** The thread token each live sandbox holds; it is also the harness's gateway credential. */
   const sandboxTokens = new Map<string, string>();
+  /**
+   * Turns running here: `handedOver` settles once the turn is in its sandbox (or will never be),
+   * and `ids` are the messages steered into it, in the order it took them.
+   */
+  const steered = new Map<string, { ids: string[]; handedOver: Promise<void>; handOver(): void }>();
 
   async function begin(turn: TurnRow): Promise<ThreadRow | undefined> {
     const started = await store.transaction(async (trx) => {
@@ -132,6 +149,8 @@ export function createTurnExecutor(services: Services): TurnExecutor {
             first,
             at,
             result.messages.map((m) => ({
+              // A user message in a turn's result was steered in; it keeps the id its receipt gave it.
+              id: m.role === 'user' ? steered.get(turn.id)?.ids.shift() : undefined,
               role: m.role,
               content: messageText(m),
               parts: typeof m.content === 'string' ? null : JSON.stringify(m.content),
@@ -166,6 +185,9 @@ export function createTurnExecutor(services: Services): TurnExecutor {
         });
         return;
       }
+      let handOver = () => {};
+      const handedOver = new Promise<void>((resolve) => (handOver = resolve));
+      steered.set(turn.id, { ids: [], handedOver, handOver });
       const agent = (await findAgent(store.db, thread.agent_id))!;
       const model = agent.model ?? services.defaultModel;
       // Events of one turn are appended strictly in the order the harness emitted them.
@@ -183,9 +205,9 @@ export function createTurnExecutor(services: Services): TurnExecutor {
       try {
         const token = await ensureSandbox(thread, agent, emit);
         const rows = await listMessages(store.db, thread.id);
-        result = signal.aborted
-          ? cancelled
-          : await sandboxes.runTurn(
+        const running = signal.aborted
+          ? Promise.resolve(cancelled)
+          : sandboxes.runTurn(
               thread.id,
               {
                 turn_id: turn.id,
@@ -197,6 +219,9 @@ export function createTurnExecutor(services: Services): TurnExecutor {
               },
               emit,
             );
+        // The runner sent the turn before answering, so a steered message sent now arrives after it.
+        handOver();
+        result = await running;
       } catch (err) {
         log.error({ err, thread_id: thread.id }, 'sandbox failed');
         const message = err instanceof Error ? err.message : String(err);
@@ -208,11 +233,46 @@ export function createTurnExecutor(services: Services): TurnExecutor {
         };
       } finally {
         signal.removeEventListener('abort', interrupt);
+        handOver();
       }
       if (result.stopReason === 'error' && result.error && !sawError)
         emit({ type: 'error', data: result.error });
       await chain;
       await settle(turn, thread, model, result);
+      steered.delete(turn.id);
+      services.worker?.wake();
+    },
+
+    async deliver(threadId, turnId, inputId) {
+      const input = await store.transaction(async (trx) => {
+        await lockThread(trx, threadId, timestamp());
+        const found = await findInput(trx, inputId);
+        return found && (await claimQueuedInput(trx, inputId, turnId, timestamp())) ? found : undefined;
+      });
+      if (!input) return;
+      const messages = inputMessages(input).map((m) => ({ id: m.id, content: m.content }));
+      const turn = steered.get(turnId);
+      await turn?.handedOver;
+      // Recorded before the offer: the harness takes the message before the turn's result comes back.
+      turn?.ids.push(...messages.map((m) => m.id));
+      const taken = turn !== undefined && (await sandboxes.steer(threadId, turnId, messages));
+      if (taken) return;
+      for (const m of messages) {
+        const at = turn?.ids.indexOf(m.id) ?? -1;
+        if (at >= 0) turn?.ids.splice(at, 1);
+      }
+      await store.transaction(async (trx) => {
+        const at = timestamp();
+        const thread = (await lockThread(trx, threadId, at))!;
+        if (thread.generation > input.generation) {
+          await cancelInputs(trx, [inputId], 'interrupted', at);
+          return;
+        }
+        await requeueInput(trx, inputId, at);
+        const running = (await findActiveTurns(trx, threadId)).some((t) => t.status === 'running');
+        await ensureQueuedTurn(trx, thread, at);
+        if (!running) await updateThread(trx, threadId, { status: 'running' });
+      });
       services.worker?.wake();
     },
 

@@ -1,6 +1,6 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { StopReason } from '@paddock/protocol';
-import { stepCountIs, streamText } from 'ai';
+import { experimental_createSteering as createSteering, stepCountIs, streamText } from 'ai';
 import type { Outcome } from '../tools/report-outcome.ts';
 import { createToolSet } from '../tools/tool-set.ts';
 import type { HarnessTurnInput, HarnessTurnResult } from '../types.ts';
@@ -36,6 +36,13 @@ export async function runAgentLoop(
     includeUsage: true,
   });
   const recorder = createTurnRecorder(input.emit, input.model);
+  const steering = input.inbox ? createSteering() : undefined;
+  if (steering) {
+    input.inbox?.connect(async (message) => {
+      const outcome = await steering.steer({ role: 'user', content: message.content }, { id: message.id });
+      return outcome.type === 'delivered';
+    });
+  }
   const result = streamText({
     model: gateway.chatModel(input.model),
     instructions: input.instructions
@@ -45,6 +52,7 @@ export async function runAgentLoop(
     tools,
     stopWhen: stepCountIs(maxSteps),
     abortSignal: input.signal,
+    experimental_steering: steering,
     // Errors arrive as stream parts and become the turn's `error` event; nothing to log here.
     onError: () => {},
   });

@@ -108,6 +108,13 @@ export function createTurnRecorder(emit: (event: DraftEvent) => void, model: str
         case 'tool-output-denied':
           endTool(part.toolCallId, part.toolName, errorEnd('denied'));
           break;
+        case 'steering-message': {
+          // Joined the run before this step's model call: in the conversation it stands here.
+          const content = messageContent(part.message);
+          messages.push({ role: 'user', content });
+          emit({ type: 'user.message', data: { message_id: part.id, content, role: 'user' } });
+          break;
+        }
         case 'finish-step':
           finishedSteps += 1;
           lastFinishReason = part.finishReason;
@@ -193,4 +200,9 @@ function isShellResult(output: unknown): output is { exit_code: number; output: 
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+function messageContent(message: { content: string | readonly { type: string; text?: string }[] }): string {
+  if (typeof message.content === 'string') return message.content;
+  return message.content.map((p) => (p.type === 'text' ? (p.text ?? '') : '')).join('');
 }

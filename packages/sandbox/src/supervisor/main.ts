@@ -100,15 +100,20 @@ async function handle(command: RunnerCommand): Promise<void> {
       entrypoints = entrypoints.then(() => runEntrypoint(command.script, workspaceDir, env));
       return;
     }
-    case 'turn': {
-      const context = await configured.promise;
-      await proxyReady;
-      await turns.run(command, context);
+    case 'turn':
+      await turns.run(
+        command,
+        configured.promise.then((context) => proxyReady.then(() => context)),
+      );
       return;
-    }
     case 'interrupt':
       turns.interrupt(command.turn_id);
       return;
+    case 'steer': {
+      const delivered = await turns.steer(command.turn_id, command.messages);
+      send({ type: 'steer.result', steer_id: command.steer_id, delivered });
+      return;
+    }
     case 'shutdown':
       process.exit(0);
   }

@@ -1,4 +1,4 @@
-import type { Harness, HarnessTurnResult } from '@paddock/harness';
+import type { Harness, HarnessTurnResult, SteeringInbox } from '@paddock/harness';
 import type { TurnCommand } from '../protocol.ts';
 import { send } from './send.ts';
 
@@ -20,7 +20,36 @@ const interruptGraceMs = 5_000;
 interface ActiveTurn {
   turnId: string;
   controller: AbortController;
+  inbox: TurnInbox;
+  /** Known once the harness is loaded; a harness that does not steer refuses at once. */
+  steerable?: boolean;
   finish(result: HarnessTurnResult): void;
+}
+
+/**
+ * A turn's steering inbox: messages offered before the harness connects wait for it; once the turn
+ * is over every offer answers false, so the runner queues the message for the next turn instead.
+ */
+class TurnInbox implements SteeringInbox {
+  #take: ((message: { id: string; content: string }) => Promise<boolean>) | undefined;
+  readonly #waiting: { message: { id: string; content: string }; resolve: (taken: boolean) => void }[] = [];
+  #closed = false;
+
+  connect(take: (message: { id: string; content: string }) => Promise<boolean>): void {
+    this.#take = take;
+    for (const { message, resolve } of this.#waiting.splice(0)) void take(message).then(resolve);
+  }
+
+  offer(message: { id: string; content: string }): Promise<boolean> {
+    if (this.#closed) return Promise.resolve(false);
+    if (this.#take) return this.#take(message);
+    return new Promise((resolve) => this.#waiting.push({ message, resolve }));
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const { resolve } of this.#waiting.splice(0)) resolve(false);
+  }
 }
 
 /** Runs one turn at a time and reports each as `turn.result`, whatever the harness does. */
@@ -37,7 +66,11 @@ export class TurnRunner {
     this.#loadHarnesses = loadHarnesses;
   }
 
-  async run(command: TurnCommand, context: SandboxContext): Promise<void> {
+  /**
+   * Runs a turn. It becomes the active turn at once, so an interrupt or a steered message that
+   * arrives while it still waits for its context (`configure`, the proxy) reaches it.
+   */
+  async run(command: TurnCommand, contextReady: Promise<SandboxContext>): Promise<void> {
     const turnId = command.turn_id;
     if (this.#active) {
       const busy = `turn ${this.#active.turnId} is still running`;
@@ -55,16 +88,20 @@ export class TurnRunner {
       if (finished) return;
       finished = true;
       clearTimeout(graceTimer);
+      inbox.close();
       this.#active = undefined;
       send({ type: 'turn.result', turn_id: turnId, result });
     };
     controller.signal.addEventListener('abort', () => {
       graceTimer = setTimeout(() => finish(cancelled()), interruptGraceMs);
     });
-    this.#active = { turnId, controller, finish };
+    const inbox = new TurnInbox();
+    this.#active = { turnId, controller, inbox, finish };
 
     let harness: Harness | undefined;
+    let context: SandboxContext;
     try {
+      context = await contextReady;
       harness = (await this.#loadHarnesses()).getHarness(command.harness);
     } catch (error) {
       finish(
@@ -76,6 +113,8 @@ export class TurnRunner {
       finish(failed('harness_unavailable', `no harness named ${command.harness}`, false));
       return;
     }
+    if (this.#active?.turnId === turnId) this.#active.steerable = harness.steerable;
+    if (!harness.steerable) inbox.close();
     try {
       const result = await harness.runTurn({
         turnId,
@@ -86,6 +125,7 @@ export class TurnRunner {
         workspaceDir: context.workspaceDir,
         env: context.env,
         signal: controller.signal,
+        inbox: harness.steerable ? inbox : undefined,
         emit: (event) => {
           if (!finished) send({ type: 'event', turn_id: turnId, event });
         },
@@ -95,6 +135,14 @@ export class TurnRunner {
       send({ type: 'log', level: 'error', message: `harness ${command.harness} crashed: ${stackOf(error)}` });
       finish(failed('harness_crashed', describe(error), false));
     }
+  }
+
+  /** Offers messages to the running turn, in order; true only if it took every one. */
+  async steer(turnId: string, messages: { id: string; content: string }[]): Promise<boolean> {
+    const active = this.#active;
+    if (active?.turnId !== turnId || active.steerable === false) return false;
+    const taken = await Promise.all(messages.map((message) => active.inbox.offer(message)));
+    return taken.every(Boolean);
   }
 
   interrupt(turnId: string): void {

@@ -54,3 +54,22 @@ export function findInput(db: Db, id: string): Promise<InputRow | undefined> {
 export function listInputs(db: Db, threadId: string): Promise<InputRow[]> {
   return db.selectFrom('inputs').selectAll().where('thread_id', '=', threadId).orderBy('sequence').execute();
 }
+
+/** Takes one queued input for a running turn; false when a turn start (or a Stop) got to it first. */
+export async function claimQueuedInput(db: Db, id: string, turnId: string, at: string): Promise<boolean> {
+  const result = await db
+    .updateTable('inputs')
+    .set({ status: 'submitted', turn_id: turnId, updated_at: at })
+    .where('id', '=', id)
+    .where('status', '=', 'queued')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function requeueInput(db: Db, id: string, at: string): Promise<void> {
+  await db
+    .updateTable('inputs')
+    .set({ status: 'queued', turn_id: null, updated_at: at })
+    .where('id', '=', id)
+    .execute();
+}
