@@ -194,7 +194,7 @@ describe.each(testDatabases())('task inputs on $name', (database) => {
     await turnStarted(server, taskId);
     await json(
       await server.request('POST', `/v2/threads/${taskId}/messages`, {
-        body: { messages: [{ content: 'waiting' }], run: true },
+        body: { messages: [{ content: 'waiting' }] },
       }),
       201,
     );

@@ -94,39 +94,31 @@ describe.each(testDatabases())('threads on $name', (database) => {
     expect(transcript.items[2]!.content).toBe('::sh cat note.txt');
   });
 
-  it('appends without running, then queues a follow-up sent while a turn runs for the next turn', async () => {
+  it('appends without running; follow-ups behind a waiting message take the next turn, in order', async () => {
     const { thread_id } = await json<{ thread_id: string }>(
       await server.request('POST', '/v2/threads', { body: { agent: agentSpec() } }),
       201,
     );
-    const quiet = await json<{ run_started: boolean }>(
-      await server.request('POST', `/v2/threads/${thread_id}/messages`, {
-        body: { messages: [{ content: 'note' }] },
-      }),
-      201,
-    );
-    expect(quiet.run_started).toBe(false);
-    const started = await json<{ run_started: boolean }>(
-      await server.request('POST', `/v2/threads/${thread_id}/messages`, {
-        body: { messages: [{ content: '::sleep 400\nwaiting' }], run: true },
-      }),
-      201,
-    );
-    expect(started.run_started).toBe(true);
+    const append = (content: string, run?: boolean) =>
+      server.request('POST', `/v2/threads/${thread_id}/messages`, { body: { messages: [{ content }], run } });
+    expect((await json<{ run_started: boolean }>(await append('note'), 201)).run_started).toBe(false);
+    expect(
+      (await json<{ run_started: boolean }>(await append('::sleep 400\nwaiting', true), 201)).run_started,
+    ).toBe(true);
     await turnStarted(server, thread_id);
-    const queued = await json<{ run_started: boolean }>(
-      await server.request('POST', `/v2/threads/${thread_id}/messages`, {
-        body: { messages: [{ content: 'after the sleep' }], run: true },
-      }),
-      201,
-    );
-    expect(queued.run_started).toBe(false);
+    // Without `run` during a turn, a message waits for the next turn; a follow-up never overtakes it.
+    expect((await json<{ run_started: boolean }>(await append('held'), 201)).run_started).toBe(false);
+    expect(
+      (await json<{ run_started: boolean }>(await append('after the sleep', true), 201)).run_started,
+    ).toBe(false);
     await settled(server, thread_id);
     const events = await allEvents(server, thread_id);
-    const starts = events.filter((e) => e.type === 'turn.started').map((e) => e.seq);
-    const followUp = events.find((e) => e.type === 'user.message' && e.data.content === 'after the sleep')!;
-    expect(starts).toHaveLength(2);
-    expect(followUp.seq).toBeGreaterThan(events.find((e) => e.type === 'idle')!.seq);
+    expect(events.filter((e) => e.type === 'turn.started')).toHaveLength(2);
+    const firstIdle = events.find((e) => e.type === 'idle')!.seq;
+    const later = events
+      .filter((e) => e.type === 'user.message' && e.seq > firstIdle)
+      .map((e) => e.data.content);
+    expect(later).toEqual(['held', 'after the sleep']);
     const transcript = await json<{ items: { content: string }[] }>(
       await server.request('GET', `/v2/threads/${thread_id}/messages`),
       200,
@@ -135,6 +127,7 @@ describe.each(testDatabases())('threads on $name', (database) => {
       'note',
       '::sleep 400\nwaiting',
       'You said: waiting',
+      'held',
       'after the sleep',
       'You said: after the sleep',
     ]);

@@ -5,6 +5,7 @@ import type { Ctx } from '../context.ts';
 import { PaddockError, threadNotFound } from '../errors.ts';
 import { inputMessages, toReceipt } from '../threads/input-receipt.ts';
 import { ensureQueuedTurn, queueInput } from '../threads/queue-input.ts';
+import { steeringTarget } from '../threads/steering-target.ts';
 
 /**
  * `POST /v2/tasks/{id}/inputs`: a durable receipt before the 201. A retry with the same `input_id`
@@ -49,17 +50,13 @@ export async function submitTaskInput({
         `expected_generation ${generation} is ahead of the task's generation ${thread.generation}`,
       );
     }
-    const active = await findActiveTurns(trx, taskId);
-    const running = active.find((t) => t.status === 'running');
+    const target = ctx.steering ? await steeringTarget(trx, taskId) : undefined;
+    const busy = (await findActiveTurns(trx, taskId)).length > 0;
     const { input: row } = await queueInput(trx, thread, messages, at, input.input_id);
-    // With no follow-up already waiting, the input is offered to the running turn (native steering);
-    // otherwise it waits its turn, so inputs are always taken in the order they came.
-    if (running && active.length === 1 && ctx.steering) {
-      return { row, runStarted: false, accepted: running.id, replayed: false, steerInto: running.id };
-    }
+    if (target) return { row, runStarted: false, accepted: target, replayed: false, steerInto: target };
     const accepted = await ensureQueuedTurn(trx, thread, at);
-    if (active.length === 0) await updateThread(trx, taskId, { status: 'running' });
-    return { row, runStarted: active.length === 0, accepted, replayed: false };
+    if (!busy) await updateThread(trx, taskId, { status: 'running' });
+    return { row, runStarted: !busy, accepted, replayed: false };
   });
   if (answer.runStarted) ctx.worker?.wake();
   if ('steerInto' in answer && answer.steerInto) {

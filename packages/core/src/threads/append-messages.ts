@@ -6,6 +6,7 @@ import type { Ctx } from '../context.ts';
 import { PaddockError, threadNotFound } from '../errors.ts';
 import { deliverMessages } from './deliver-messages.ts';
 import { ensureQueuedTurn, type QueuedMessage, queueInput } from './queue-input.ts';
+import { steeringTarget } from './steering-target.ts';
 
 export interface AppendResult {
   messages: QueuedMessage[];
@@ -36,7 +37,7 @@ export async function appendMessages({
   ) {
     throw new PaddockError('scope_denied', 'PAT lacks required scope: messages:write_roles');
   }
-  const { result, events } = await ctx.store.transaction(async (trx) => {
+  const { result, events, steer } = await ctx.store.transaction(async (trx) => {
     const at = timestamp();
     const thread = await lockThread(trx, threadId, at);
     if (!thread) throw threadNotFound();
@@ -45,16 +46,25 @@ export async function appendMessages({
       const queued = input.messages.map((m) => ({ id: newId(), role: m.role, content: m.content }));
       const drafts = await deliverMessages(trx, threadId, queued, null, at);
       const events = await appendEvents(trx, threadId, null, drafts);
-      return { result: { messages: queued, run_started: false }, events };
+      return { result: { messages: queued, run_started: false }, events, steer: undefined };
     }
-    const { messages } = await queueInput(trx, thread, input.messages, at);
-    if (input.run) {
+    // Like a task input (D5): user messages with `run` may join the running turn (native steering).
+    const steerable = input.run && ctx.steering && input.messages.every((m) => m.role === 'user');
+    const target = steerable ? await steeringTarget(trx, threadId) : undefined;
+    const { input: queued, messages } = await queueInput(trx, thread, input.messages, at);
+    if (input.run && !target) {
       await ensureQueuedTurn(trx, thread, at);
       if (!busy) await updateThread(trx, threadId, { status: 'running' });
     }
-    return { result: { messages, run_started: input.run && !busy }, events: [] };
+    const steer = target ? { turnId: target, inputId: queued.id } : undefined;
+    return { result: { messages, run_started: input.run && !busy }, events: [], steer };
   });
   ctx.events.publish(events);
   if (result.run_started) ctx.worker?.wake();
+  if (steer) {
+    void ctx.steering
+      ?.deliver(threadId, steer.turnId, steer.inputId)
+      .catch((err) => ctx.log.error({ err, thread_id: threadId }, 'steering messages failed'));
+  }
   return result;
 }
