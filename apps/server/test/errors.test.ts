@@ -224,6 +224,24 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
     expect(await threadCount()).toBe(before);
   });
 
+  it('answers 503 with Retry-After when credentials cannot be looked up', async () => {
+    const broken = await startTestServer(database);
+    const { store } = broken.paddock.services;
+    const admin = await store.db
+      .selectFrom('users')
+      .select('id')
+      .where('username', '=', 'admin')
+      .executeTakeFirstOrThrow();
+    const fresh = await mintToken(store.db, { kind: 'pat', userId: admin.id, name: 'x', scopes: ['read'] });
+    // The fault: the database goes away under a running server.
+    await store.db.destroy();
+    const answer = await broken.request('GET', `/v2/threads/${missing}`, { token: fresh.token });
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get('retry-after')).toBe('2');
+    expect(await answer.json()).toEqual({ detail: 'authorization temporarily unavailable' });
+    await broken.close().catch(() => {});
+  });
+
   it('serves the OpenAPI document generated from the protocol schemas', async () => {
     const doc = await json<{ openapi: string; paths: Record<string, unknown> }>(
       await server.request('GET', '/v2/openapi.json', { token: null }),

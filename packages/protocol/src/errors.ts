@@ -38,5 +38,6 @@ export const stringDetailCodes: ReadonlySet<ErrorCode> = new Set([
   'task_not_found',
   'input_not_found',
   'payload_too_large',
+  'unavailable',
   'internal',
 ]);

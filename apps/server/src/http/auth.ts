@@ -1,4 +1,4 @@
-import { type Actor, type Authenticator, requireScope } from '@paddock/core';
+import { type Actor, type Authenticator, PaddockError, requireScope } from '@paddock/core';
 import type { Scope } from '@paddock/protocol';
 import type { FastifyInstance } from 'fastify';
 
@@ -23,7 +23,14 @@ export function installAuth(app: FastifyInstance, authenticator: Authenticator):
     void reply.header('x-request-id', request.id);
     const auth = request.routeOptions.config.auth;
     if (auth === false || request.is404) return;
-    request.actor = await authenticator.authenticate(request.headers.authorization);
+    request.actor = await authenticator
+      .authenticate(request.headers.authorization)
+      .catch((error: unknown) => {
+        if (error instanceof PaddockError) throw error;
+        // The credential could not be looked up (the database is unreachable): a retry may succeed.
+        request.log.error({ err: error }, 'authorization unavailable');
+        throw new PaddockError('unavailable', 'authorization temporarily unavailable', { retryAfter: 2 });
+      });
     if (auth?.scope) requireScope(request.actor, auth.scope);
   });
 }
