@@ -1,10 +1,9 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type DraftEvent, type ThreadStatus, timestamp } from '@paddock/protocol';
+import { type DraftEvent, timestamp } from '@paddock/protocol';
 import { appendEvents } from '@paddock/runtime';
 import {
   type AgentRow,
-  allocatePositions,
   cancelInputs,
   claimQueuedInput,
   findActiveTurns,
@@ -12,12 +11,10 @@ import {
   findInput,
   findTurn,
   finishTurn,
-  insertMessages,
   listMessages,
   listQueuedInputs,
   lockThread,
   markInputsSubmitted,
-  newMessageRows,
   requeueInput,
   revokeThreadTokens,
   type ThreadRow,
@@ -30,8 +27,9 @@ import { deliverMessages } from '../threads/deliver-messages.ts';
 import { inputMessages } from '../threads/input-receipt.ts';
 import type { QueuedMessage } from '../threads/queue-input.ts';
 import { ensureQueuedTurn } from '../threads/queue-input.ts';
-import { messageText, toConversation } from './conversation.ts';
+import { toConversation } from './conversation.ts';
 import type { TurnResult } from './sandbox-host.ts';
+import { settleExpiredTurn, settleTurn } from './settle-turn.ts';
 
 export interface TurnExecutor {
   execute(turn: TurnRow, signal: AbortSignal): Promise<void>;
@@ -127,55 +125,6 @@ export function createTurnExecutor(services: Services): TurnExecutor {
     return minted.token;
   }
 
-  async function settle(turn: TurnRow, thread: ThreadRow, model: string, result: TurnResult): Promise<void> {
-    const status: ThreadStatus =
-      result.stopReason === 'cancelled'
-        ? 'idle'
-        : result.stopReason === 'error'
-          ? 'fail'
-          : (result.outcome?.status ?? 'idle');
-    const summary =
-      result.outcome?.summary ?? (result.lastAssistantText.slice(0, 280) || result.error?.message || '');
-    const committed = await store.transaction(async (trx) => {
-      const at = timestamp();
-      await lockThread(trx, thread.id, at);
-      if (result.messages.length > 0) {
-        const first = await allocatePositions(trx, thread.id, result.messages.length);
-        await insertMessages(
-          trx,
-          newMessageRows(
-            thread.id,
-            turn.id,
-            first,
-            at,
-            result.messages.map((m) => ({
-              // A user message in a turn's result was steered in; it keeps the id its receipt gave it.
-              id: m.role === 'user' ? steered.get(turn.id)?.ids.shift() : undefined,
-              role: m.role,
-              content: messageText(m),
-              parts: typeof m.content === 'string' ? null : JSON.stringify(m.content),
-              metadata: m.role === 'assistant' ? { model } : {},
-            })),
-          ),
-        );
-      }
-      const turnStatus =
-        result.stopReason === 'cancelled'
-          ? 'cancelled'
-          : result.stopReason === 'error'
-            ? 'failed'
-            : 'completed';
-      await finishTurn(trx, turn.id, { status: turnStatus, stopReason: result.stopReason, at });
-      const next = (await findActiveTurns(trx, thread.id)).some((t) => t.status === 'queued');
-      await updateThread(trx, thread.id, { status: next ? 'running' : status });
-      return appendEvents(trx, thread.id, turn.id, [
-        { type: 'turn.ended', data: { stop_reason: result.stopReason } },
-        { type: 'idle', data: { status, summary } },
-      ]);
-    });
-    events.publish(committed);
-  }
-
   return {
     async execute(turn, signal) {
       const thread = await begin(turn);
@@ -238,7 +187,13 @@ export function createTurnExecutor(services: Services): TurnExecutor {
       if (result.stopReason === 'error' && result.error && !sawError)
         emit({ type: 'error', data: result.error });
       await chain;
-      await settle(turn, thread, model, result);
+      await settleTurn(services, {
+        turn,
+        thread,
+        model,
+        result,
+        steeredIds: steered.get(turn.id)?.ids ?? [],
+      });
       steered.delete(turn.id);
       services.worker?.wake();
     },
@@ -277,22 +232,7 @@ export function createTurnExecutor(services: Services): TurnExecutor {
     },
 
     async settleExpired(turn) {
-      const committed = await store.transaction(async (trx) => {
-        const at = timestamp();
-        const thread = await lockThread(trx, turn.thread_id, at);
-        const current = await findTurn(trx, turn.id);
-        if (!thread || current?.status !== 'running' || (current.lease_expires_at ?? '') >= at) return [];
-        await finishTurn(trx, turn.id, { status: 'failed', stopReason: 'error', at });
-        const next = (await findActiveTurns(trx, thread.id)).some((t) => t.status === 'queued');
-        await updateThread(trx, thread.id, { status: next ? 'running' : 'fail' });
-        const message = 'the runner of this turn stopped renewing its lease';
-        return appendEvents(trx, thread.id, turn.id, [
-          { type: 'error', data: { code: 'lease_expired', message, retryable: true } },
-          { type: 'turn.ended', data: { stop_reason: 'error' } },
-          { type: 'idle', data: { status: 'fail', summary: message } },
-        ]);
-      });
-      events.publish(committed);
+      await settleExpiredTurn(services, turn);
       sandboxTokens.delete(turn.thread_id);
     },
   };

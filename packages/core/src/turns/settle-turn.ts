@@ -1,0 +1,105 @@
+import { type ThreadStatus, timestamp } from '@paddock/protocol';
+import { appendEvents } from '@paddock/runtime';
+import {
+  allocatePositions,
+  findActiveTurns,
+  findTurn,
+  finishTurn,
+  insertMessages,
+  lockThread,
+  newMessageRows,
+  type ThreadRow,
+  type TurnRow,
+  updateThread,
+} from '@paddock/store';
+import type { Services } from '../context.ts';
+import { messageText } from './conversation.ts';
+import type { TurnResult } from './sandbox-host.ts';
+
+/**
+ * Ends a turn in one transaction: its messages join the transcript, the turn ends, the thread takes
+ * its status (D7; `running` again when a next turn waits), and `turn.ended` and `idle` close it.
+ */
+export async function settleTurn(
+  { store, events }: Pick<Services, 'store' | 'events'>,
+  settled: {
+    turn: TurnRow;
+    thread: ThreadRow;
+    model: string;
+    result: TurnResult;
+    /** Ids of the messages steered into the turn, in the order it took them. */
+    steeredIds: string[];
+  },
+): Promise<void> {
+  const { turn, thread, model, result } = settled;
+  const steeredIds = [...settled.steeredIds];
+  const status: ThreadStatus =
+    result.stopReason === 'cancelled'
+      ? 'idle'
+      : result.stopReason === 'error'
+        ? 'fail'
+        : (result.outcome?.status ?? 'idle');
+  const summary =
+    result.outcome?.summary ?? (result.lastAssistantText.slice(0, 280) || result.error?.message || '');
+  const committed = await store.transaction(async (trx) => {
+    const at = timestamp();
+    await lockThread(trx, thread.id, at);
+    if (result.messages.length > 0) {
+      const first = await allocatePositions(trx, thread.id, result.messages.length);
+      await insertMessages(
+        trx,
+        newMessageRows(
+          thread.id,
+          turn.id,
+          first,
+          at,
+          result.messages.map((m) => ({
+            // A user message in a turn's result was steered in; it keeps the id its receipt gave it.
+            id: m.role === 'user' ? steeredIds.shift() : undefined,
+            role: m.role,
+            content: messageText(m),
+            parts: typeof m.content === 'string' ? null : JSON.stringify(m.content),
+            metadata: m.role === 'assistant' ? { model } : {},
+          })),
+        ),
+      );
+    }
+    const turnStatus =
+      result.stopReason === 'cancelled'
+        ? 'cancelled'
+        : result.stopReason === 'error'
+          ? 'failed'
+          : 'completed';
+    await finishTurn(trx, turn.id, { status: turnStatus, stopReason: result.stopReason, at });
+    const next = (await findActiveTurns(trx, thread.id)).some((t) => t.status === 'queued');
+    await updateThread(trx, thread.id, { status: next ? 'running' : status });
+    return appendEvents(trx, thread.id, turn.id, [
+      { type: 'turn.ended', data: { stop_reason: result.stopReason } },
+      { type: 'idle', data: { status, summary } },
+    ]);
+  });
+  events.publish(committed);
+}
+
+/** Settles a running turn whose lease expired without its owner finishing it (its server died). */
+export async function settleExpiredTurn(
+  { store, events }: Pick<Services, 'store' | 'events'>,
+  turn: TurnRow,
+): Promise<void> {
+  const committed = await store.transaction(async (trx) => {
+    const at = timestamp();
+    const thread = await lockThread(trx, turn.thread_id, at);
+    const current = await findTurn(trx, turn.id);
+    if (!thread || current?.status !== 'running' || (current.lease_expires_at ?? '') >= at) return [];
+    await finishTurn(trx, turn.id, { status: 'failed', stopReason: 'error', at });
+    const next = (await findActiveTurns(trx, thread.id)).some((t) => t.status === 'queued');
+    await updateThread(trx, thread.id, { status: next ? 'running' : 'fail' });
+    const message = 'the runner of this turn stopped renewing its lease';
+    return appendEvents(trx, thread.id, turn.id, [
+      { type: 'error', data: { code: 'lease_expired', message, retryable: true } },
+      { type: 'turn.ended', data: { stop_reason: 'error' } },
+      { type: 'idle', data: { status: 'fail', summary: message } },
+    ]);
+  });
+  events.publish(committed);
+}
