@@ -242,6 +242,25 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
     await broken.close().catch(() => {});
   });
 
+  it('answers a Stop whose database fails with 503 turn_interrupt_unconfirmed and Retry-After 1', async () => {
+    const broken = await startTestServer(database);
+    const { thread_id } = await json<{ thread_id: string }>(
+      await broken.request('POST', '/v2/threads', { body: { agent: agentSpec() } }),
+      201,
+    );
+    // The token is cached now; the fault is the database going away before the Stop.
+    await broken.paddock.services.store.db.destroy();
+    const answer = await broken.request('POST', `/v2/tasks/${thread_id}/interrupt`, {
+      body: { expected_generation: 0 },
+    });
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get('retry-after')).toBe('1');
+    expect(await answer.json()).toEqual({
+      detail: { code: 'turn_interrupt_unconfirmed', message: expect.any(String) },
+    });
+    await broken.close().catch(() => {});
+  });
+
   it('serves the OpenAPI document generated from the protocol schemas', async () => {
     const doc = await json<{ openapi: string; paths: Record<string, unknown> }>(
       await server.request('GET', '/v2/openapi.json', { token: null }),

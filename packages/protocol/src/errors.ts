@@ -23,6 +23,7 @@ export const errorStatus = {
   runtime_not_supported: 422,
   provider_disabled: 503,
   unavailable: 503,
+  turn_interrupt_unconfirmed: 503,
   internal: 500,
 } as const;
 export type ErrorCode = keyof typeof errorStatus;

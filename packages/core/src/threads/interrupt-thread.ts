@@ -33,51 +33,66 @@ export async function interruptThread({
   expectedGeneration?: number;
 }): Promise<TaskRecord> {
   requireScope(ctx.actor, 'publish');
-  await reachableThread(ctx.store.db, ctx.actor, threadId);
-  const { record, runningTurnId } = await ctx.store.transaction(async (trx) => {
-    const at = timestamp();
-    const thread = await lockThread(trx, threadId, at);
-    if (!thread) throw threadNotFound();
-    const agent = (await findAgent(trx, thread.agent_id))!;
-    const generation = expectedGeneration ?? thread.generation;
-    if (generation > thread.generation) {
-      throw new PaddockError(
-        'invalid_input_generation',
-        `expected_generation ${generation} is ahead of the task's generation ${thread.generation}`,
-      );
-    }
-    if (generation < thread.generation) {
-      // A retry of a Stop that already took effect: answer what it cancelled then.
-      return {
-        record: await taskRecord(trx, thread, agent, generation + 1, generation),
-        runningTurnId: undefined,
-      };
-    }
-    let runningTurnId: string | undefined;
-    for (const turn of await findActiveTurns(trx, threadId)) {
-      if (turn.status === 'running') {
-        runningTurnId = turn.id;
-        await requestCancel(trx, turn.id);
-      } else {
-        await finishTurn(trx, turn.id, { status: 'cancelled', stopReason: 'cancelled', at });
+  let answer: { record: TaskRecord; runningTurnId: string | undefined };
+  try {
+    await reachableThread(ctx.store.db, ctx.actor, threadId);
+    answer = await ctx.store.transaction(async (trx) => {
+      const at = timestamp();
+      const thread = await lockThread(trx, threadId, at);
+      if (!thread) throw threadNotFound();
+      const agent = (await findAgent(trx, thread.agent_id))!;
+      const generation = expectedGeneration ?? thread.generation;
+      if (generation > thread.generation) {
+        throw new PaddockError(
+          'invalid_input_generation',
+          `expected_generation ${generation} is ahead of the task's generation ${thread.generation}`,
+        );
       }
-    }
-    const pending = await listQueuedInputs(trx, threadId);
-    await cancelInputs(
-      trx,
-      pending.map((i) => i.id),
-      'interrupted',
-      at,
+      if (generation < thread.generation) {
+        // A retry of a Stop that already took effect: answer what it cancelled then.
+        return {
+          record: await taskRecord(trx, thread, agent, generation + 1, generation),
+          runningTurnId: undefined,
+        };
+      }
+      let runningTurnId: string | undefined;
+      for (const turn of await findActiveTurns(trx, threadId)) {
+        if (turn.status === 'running') {
+          runningTurnId = turn.id;
+          await requestCancel(trx, turn.id);
+        } else {
+          await finishTurn(trx, turn.id, { status: 'cancelled', stopReason: 'cancelled', at });
+        }
+      }
+      const pending = await listQueuedInputs(trx, threadId);
+      await cancelInputs(
+        trx,
+        pending.map((i) => i.id),
+        'interrupted',
+        at,
+      );
+      const status: ThreadStatus = runningTurnId
+        ? 'running'
+        : thread.status === 'running'
+          ? 'idle'
+          : (thread.status as ThreadStatus);
+      await updateThread(trx, threadId, { generation: thread.generation + 1, status });
+      const updated = { ...thread, generation: thread.generation + 1, status };
+      return { record: await taskRecord(trx, updated, agent, updated.generation, generation), runningTurnId };
+    });
+  } catch (error) {
+    if (error instanceof PaddockError) throw error;
+    // The database failed before or after the cancellations: not a successful Stop (spec: Stop errors).
+    ctx.log.error({ err: error, thread_id: threadId }, 'stop could not be confirmed');
+    throw new PaddockError(
+      'turn_interrupt_unconfirmed',
+      'the Stop could not be confirmed; retry the same request',
+      {
+        retryAfter: 1,
+      },
     );
-    const status: ThreadStatus = runningTurnId
-      ? 'running'
-      : thread.status === 'running'
-        ? 'idle'
-        : (thread.status as ThreadStatus);
-    await updateThread(trx, threadId, { generation: thread.generation + 1, status });
-    const updated = { ...thread, generation: thread.generation + 1, status };
-    return { record: await taskRecord(trx, updated, agent, updated.generation, generation), runningTurnId };
-  });
+  }
+  const { record, runningTurnId } = answer;
   if (runningTurnId) ctx.worker?.cancel(runningTurnId);
   return record;
 }
