@@ -56,6 +56,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   threadRoutes(app, options.services);
   taskRoutes(app, options.services);
   eventStreamRoutes(app, options.services, { keepaliveMs: options.keepaliveMs });
-  gatewayRoutes(app, options.services, options.models);
+  gatewayRoutes(app, options.models);
   return app;
 }

@@ -41,11 +41,23 @@ export function agentSpec(overrides: Record<string, unknown> = {}) {
   return { instructions: 'You are a test agent.', ...overrides };
 }
 
-/** Waits until the thread's latest turn has started running. */
-export async function turnStarted(server: TestServer, threadId: string): Promise<void> {
+/** Waits until the thread's event log holds an event of this type. */
+export async function eventSeen(server: TestServer, threadId: string, type: string): Promise<void> {
   const until = Date.now() + 10_000;
-  while (!(await allEvents(server, threadId)).some((e) => e.type === 'turn.started')) {
-    if (Date.now() > until) throw new Error('turn never started');
-    await new Promise((r) => setTimeout(r, 25));
+  while (!(await allEvents(server, threadId)).some((e) => e.type === type)) {
+    if (Date.now() > until) throw new Error(`no ${type} event on thread ${threadId}`);
+    await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+export const turnStarted = (server: TestServer, threadId: string) =>
+  eventSeen(server, threadId, 'turn.started');
+
+/** The transcript's message contents, in order. */
+export async function transcript(server: TestServer, threadId: string): Promise<string[]> {
+  const page = await json<{ items: { content: string }[] }>(
+    await server.request('GET', `/v2/threads/${threadId}/messages`),
+    200,
+  );
+  return page.items.map((m) => m.content);
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentSpec, allEvents, json, settled, turnStarted } from './helpers.ts';
+import { agentSpec, allEvents, eventSeen, json, settled, transcript, turnStarted } from './helpers.ts';
 
 interface Receipt {
   id: string;
@@ -145,11 +145,7 @@ describe.each(testDatabases())('task inputs on $name', (database) => {
       201,
     );
     // Sent while the shell tool runs: it joins at the next step, after the tool's result.
-    const until = Date.now() + 10_000;
-    while (!(await allEvents(server, taskId)).some((e) => e.type === 'tool_call.start')) {
-      if (Date.now() > until) throw new Error('the tool never started');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await eventSeen(server, taskId, 'tool_call.start');
     const during = await json<{ active_turn_id: string | null }>(
       await server.request('GET', `/v2/tasks/${taskId}/inputs`),
       200,
@@ -208,11 +204,7 @@ describe.each(testDatabases())('task inputs on $name', (database) => {
     );
     expect(later.accepted_turn_id).not.toBe(stream.active_turn_id);
     await settled(server, taskId);
-    const transcript = await json<{ items: { content: string }[] }>(
-      await server.request('GET', `/v2/threads/${taskId}/messages`),
-      200,
-    );
-    expect(transcript.items.map((m) => m.content)).toEqual([
+    expect(await transcript(server, taskId)).toEqual([
       '::sleep 600\nfirst',
       'You said: first',
       'waiting',

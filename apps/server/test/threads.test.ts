@@ -1,7 +1,7 @@
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentSpec, allEvents, json, settled, shape, turnStarted } from './helpers.ts';
+import { agentSpec, allEvents, json, settled, shape, transcript, turnStarted } from './helpers.ts';
 
 describe.each(testDatabases())('threads on $name', (database) => {
   let server: TestServer;
@@ -119,11 +119,7 @@ describe.each(testDatabases())('threads on $name', (database) => {
       .filter((e) => e.type === 'user.message' && e.seq > firstIdle)
       .map((e) => e.data.content);
     expect(later).toEqual(['held', 'after the sleep']);
-    const transcript = await json<{ items: { content: string }[] }>(
-      await server.request('GET', `/v2/threads/${thread_id}/messages`),
-      200,
-    );
-    expect(transcript.items.map((m) => m.content)).toEqual([
+    expect(await transcript(server, thread_id)).toEqual([
       'note',
       '::sleep 400\nwaiting',
       'You said: waiting',

@@ -1,4 +1,4 @@
-import { PaddockError, type Services } from '@paddock/core';
+import { PaddockError } from '@paddock/core';
 import { handleChatCompletions, type ModelRouter } from '@paddock/models';
 import type { FastifyInstance } from 'fastify';
 
@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
  * The model gateway: an OpenAI-compatible `chat/completions` endpoint. Sandboxes reach it with
  * their thread token, so upstream provider keys never enter a sandbox.
  */
-export function gatewayRoutes(app: FastifyInstance, _services: Services, router: ModelRouter): void {
+export function gatewayRoutes(app: FastifyInstance, router: ModelRouter): void {
   app.post('/v2/gateway/v1/chat/completions', async (request, reply) => {
     if (request.actor.credential.binding.type === 'agent') {
       throw new PaddockError('forbidden', 'the model gateway takes thread tokens and personal access tokens');

@@ -7,14 +7,12 @@ import { PaddockError } from '../errors.ts';
 export interface Authenticator {
   /** Resolves a bearer token to an actor, or throws 401 with the D3 wording. */
   authenticate(authorization: string | undefined): Promise<Actor>;
-  /** Forgets cached resolutions, e.g. after a token is revoked in this process. */
-  forget(tokenHash?: string): void;
 }
 
 /**
  * Token resolutions, with the user's team memberships, are cached for a few seconds: a hot read
- * path should not cost queries per request. A revocation in this process takes effect at once
- * (forget); on other nodes, and for membership changes, within the TTL.
+ * path should not cost queries per request. A revocation or a membership change takes effect
+ * within the TTL.
  */
 export function createAuthenticator(store: Store, options: { cacheTtlMs?: number } = {}): Authenticator {
   const ttl = options.cacheTtlMs ?? 5000;
@@ -41,10 +39,6 @@ export function createAuthenticator(store: Store, options: { cacheTtlMs?: number
       }
       if (!entry.actor) throw new PaddockError('invalid_token', 'invalid or expired PAT');
       return entry.actor;
-    },
-    forget(tokenHash) {
-      if (tokenHash) cache.delete(tokenHash);
-      else cache.clear();
     },
   };
 }

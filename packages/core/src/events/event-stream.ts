@@ -33,8 +33,8 @@ export async function openEventStream({
   });
   let last: number;
   try {
-    last = after ?? (await reachableThread(ctx.store.db, ctx.actor, threadId)).last_seq;
-    if (after !== undefined) await reachableThread(ctx.store.db, ctx.actor, threadId);
+    const thread = await reachableThread(ctx.store.db, ctx.actor, threadId);
+    last = after ?? thread.last_seq;
   } catch (error) {
     unsubscribe();
     throw error;
