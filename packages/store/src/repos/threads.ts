@@ -30,34 +30,29 @@ export async function updateThread(db: Db, id: string, patch: Updateable<Threads
   await db.updateTable('threads').set(patch).where('id', '=', id).execute();
 }
 
+type ThreadCounter = 'last_seq' | 'last_position' | 'last_input_sequence';
+
+/**
+ * Advances one of the thread's counters by `count` and answers the first value allocated. It
+ * commits with whatever it numbers, so the numbers are gapless: a rolled-back transaction takes
+ * its numbers with it.
+ */
+async function allocate(db: Db, threadId: string, counter: ThreadCounter, count: number): Promise<number> {
+  const row = await db
+    .updateTable('threads')
+    .set((eb) => ({ [counter]: eb(counter, '+', count) }))
+    .where('id', '=', threadId)
+    .returning(counter)
+    .executeTakeFirstOrThrow();
+  return (row as Record<ThreadCounter, number>)[counter] - count + 1;
+}
+
 /** Allocates `count` consecutive message positions and answers the first. */
-export async function allocatePositions(db: Db, threadId: string, count: number): Promise<number> {
-  const row = await db
-    .updateTable('threads')
-    .set((eb) => ({ last_position: eb('last_position', '+', count) }))
-    .where('id', '=', threadId)
-    .returning('last_position')
-    .executeTakeFirstOrThrow();
-  return row.last_position - count + 1;
-}
+export const allocatePositions = (db: Db, threadId: string, count: number) =>
+  allocate(db, threadId, 'last_position', count);
 
-export async function allocateInputSequence(db: Db, threadId: string): Promise<number> {
-  const row = await db
-    .updateTable('threads')
-    .set((eb) => ({ last_input_sequence: eb('last_input_sequence', '+', 1) }))
-    .where('id', '=', threadId)
-    .returning('last_input_sequence')
-    .executeTakeFirstOrThrow();
-  return row.last_input_sequence;
-}
+export const allocateInputSequence = (db: Db, threadId: string) =>
+  allocate(db, threadId, 'last_input_sequence', 1);
 
-/** Allocates the next event `seq` of a thread: gapless because it commits with the event it numbers. */
-export async function allocateSeq(db: Db, threadId: string): Promise<number> {
-  const row = await db
-    .updateTable('threads')
-    .set((eb) => ({ last_seq: eb('last_seq', '+', 1) }))
-    .where('id', '=', threadId)
-    .returning('last_seq')
-    .executeTakeFirstOrThrow();
-  return row.last_seq;
-}
+/** The next event `seq` of a thread. */
+export const allocateSeq = (db: Db, threadId: string) => allocate(db, threadId, 'last_seq', 1);
