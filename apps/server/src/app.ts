@@ -10,6 +10,8 @@ import { gatewayRoutes } from './http/gateway.ts';
 import { eventStreamRoutes } from './http/public/event-stream.ts';
 import { taskRoutes } from './http/public/tasks.ts';
 import { threadRoutes } from './http/public/threads.ts';
+import { runnerLinkRoutes } from './http/runner-link.ts';
+import type { RunnerHub } from './runner-hub.ts';
 
 export interface AppOptions {
   services: Services;
@@ -18,6 +20,8 @@ export interface AppOptions {
   logger: Logger;
   bodyLimit: number;
   keepaliveMs: number;
+  /** Set when sandboxes are hosted by detached runners: the endpoint they connect to. */
+  runnerLink?: { hub: RunnerHub; token: string };
 }
 
 /** The HTTP surface: wiring only. Routes parse with protocol schemas and call one core verb. */
@@ -57,5 +61,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   taskRoutes(app, options.services);
   eventStreamRoutes(app, options.services, { keepaliveMs: options.keepaliveMs });
   gatewayRoutes(app, options.models);
+  if (options.runnerLink) await runnerLinkRoutes(app, options.runnerLink);
   return app;
 }

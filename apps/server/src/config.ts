@@ -19,6 +19,12 @@ const configSchema = z.object({
     .regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/, 'must be 32 bytes as 64 hex characters or base64')
     .optional(),
   PADDOCK_LEASE_TTL_MS: positiveMs.default(30_000),
+  PADDOCK_ADOPTION_WINDOW_MS: positiveMs.default(180_000),
+  /** `embedded`: sandboxes run in the server process; `detached`: `paddock runner` processes host them. */
+  PADDOCK_RUNNER: z.enum(['embedded', 'detached']).default('embedded'),
+  PADDOCK_RUNNER_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
+  /** For `paddock runner`: the server it connects to. */
+  PADDOCK_SERVER_URL: z.url().default('http://127.0.0.1:8787'),
   PADDOCK_SSE_KEEPALIVE_MS: positiveMs.default(15_000),
   PADDOCK_MAX_CONCURRENT_TURNS: z.coerce.number().int().positive().default(16),
   PADDOCK_SANDBOX: z.enum(['auto', 'bwrap', 'process']).default('auto'),

@@ -1,5 +1,6 @@
 import { ConfigError, parseConfig } from './config.ts';
 import { startPaddock } from './paddock.ts';
+import { runRunner } from './runner-main.ts';
 
 let config: ReturnType<typeof parseConfig>;
 try {
@@ -10,18 +11,26 @@ try {
   process.exit(2);
 }
 
-const paddock = await startPaddock(config);
-
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  paddock.logger.info({ signal }, 'shutting down');
-  const force = setTimeout(() => process.exit(1), 15_000);
-  force.unref();
-  await paddock.close();
-  paddock.logger.info('stopped');
-  process.exit(0);
+if (process.argv[2] === 'runner') {
+  await runRunner(config);
+} else {
+  await serve(config);
 }
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+
+async function serve(config: ReturnType<typeof parseConfig>): Promise<void> {
+  const paddock = await startPaddock(config);
+
+  let stopping = false;
+  async function shutdown(signal: string): Promise<void> {
+    if (stopping) return;
+    stopping = true;
+    paddock.logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    await paddock.close();
+    paddock.logger.info('stopped');
+    process.exit(0);
+  }
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}

@@ -6,6 +6,7 @@ import {
   createProviderPolicy,
   createSecretBox,
   createTurnExecutor,
+  type SandboxHost,
   type Services,
 } from '@paddock/core';
 import { createModelRouter } from '@paddock/models';
@@ -16,7 +17,9 @@ import type { Logger } from 'pino';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { createLogger } from './logger.ts';
-import { startSandboxHost } from './sandbox-host.ts';
+import { RunnerHub } from './runner-hub.ts';
+import { loadRunnerToken } from './runner-token.ts';
+import { createRunner, embeddedSandboxHost } from './sandbox-host.ts';
 import { loadSecretKey } from './secret-key.ts';
 
 export interface Paddock {
@@ -58,6 +61,11 @@ export async function startPaddock(config: Config, options: { logger?: Logger } 
     defaultModel: models.defaultModel,
     log: logger,
   };
+  // Detached runners host the sandboxes in their own processes, so turns outlive a server restart.
+  const hub =
+    config.PADDOCK_RUNNER === 'detached'
+      ? new RunnerHub({ logger, lostAfterMs: config.PADDOCK_ADOPTION_WINDOW_MS })
+      : undefined;
   const app = await buildApp({
     services,
     authenticator: createAuthenticator(store),
@@ -65,34 +73,42 @@ export async function startPaddock(config: Config, options: { logger?: Logger } 
     logger,
     bodyLimit: config.PADDOCK_BODY_LIMIT_BYTES,
     keepaliveMs: config.PADDOCK_SSE_KEEPALIVE_MS,
+    runnerLink: hub && { hub, token: loadRunnerToken(config.PADDOCK_RUNNER_TOKEN, config.dataDir, true) },
   });
   await app.listen({ port: config.PORT, host: config.HOST });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const url = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
 
-  const sandboxHost = await startSandboxHost({
-    mode: config.PADDOCK_SANDBOX,
-    stateDir: join(config.dataDir, 'sandboxes'),
-    apiTarget: { host: config.HOST, port },
-    apiUrl: url,
-    sandboxUid: config.PADDOCK_SANDBOX_UID,
-    logger,
-  });
-  services.sandboxes = sandboxHost.host;
+  let sandboxes: { host: SandboxHost; isolation: string; shutdown(): Promise<void> };
+  if (hub) {
+    sandboxes = { host: hub, isolation: 'detached runners', shutdown: async () => hub.close() };
+  } else {
+    const { runner, isolation } = await createRunner({
+      mode: config.PADDOCK_SANDBOX,
+      stateDir: join(config.dataDir, 'sandboxes'),
+      apiTarget: { host: config.HOST, port },
+      sandboxUid: config.PADDOCK_SANDBOX_UID,
+      logger,
+    });
+    sandboxes = { host: embeddedSandboxHost(runner, url), isolation, shutdown: () => runner.shutdown() };
+  }
+  services.sandboxes = sandboxes.host;
   const executor = createTurnExecutor(services);
   const worker = createTurnWorker({
     store,
     execute: executor.execute,
     settleExpired: executor.settleExpired,
     leaseTtlMs: config.PADDOCK_LEASE_TTL_MS,
+    adoptionWindowMs: config.PADDOCK_ADOPTION_WINDOW_MS,
     concurrency: config.PADDOCK_MAX_CONCURRENT_TURNS,
     log: logger,
   });
   services.worker = worker;
   services.steering = executor;
+  if (hub) hub.adopt = (turn) => worker.adopt(turn.turnId, turn.runnerId, executor.resume);
   worker.start();
-  logger.info({ url, database: store.dialect, sandbox: sandboxHost.isolation }, 'paddock is listening');
+  logger.info({ url, database: store.dialect, sandbox: sandboxes.isolation }, 'paddock is listening');
 
   return {
     app,
@@ -100,10 +116,11 @@ export async function startPaddock(config: Config, options: { logger?: Logger } 
     services,
     logger,
     async close() {
-      // Turns first (they settle in the store), then the sandboxes (their connections to the
-      // gateway go with them), then the HTTP server, whose close waits on open connections.
-      await worker.stop();
-      await sandboxHost.shutdown();
+      // Turns first (they settle in the store, or, on detached runners, go on for the next server to
+      // adopt), then the sandboxes (their connections to the gateway go with them), then the HTTP
+      // server, whose close waits on open connections.
+      await worker.stop({ handOff: hub !== undefined });
+      await sandboxes.shutdown();
       await app.close();
       await store.close();
     },

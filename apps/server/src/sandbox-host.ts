@@ -3,23 +3,19 @@ import { detectProvider, Runner } from '@paddock/sandbox';
 import type { ModelMessage } from 'ai';
 import type { Logger } from 'pino';
 
-export interface StartedSandboxHost {
-  host: SandboxHost;
-  /** How sandboxes are isolated here, for the start-up log and capabilities. */
-  isolation: string;
-  shutdown(): Promise<void>;
-}
-
-/** The in-process runner behind core's SandboxHost seam, on the best provider this host offers. */
-export async function startSandboxHost(options: {
+export interface RunnerSetup {
   mode: 'auto' | 'bwrap' | 'process';
   stateDir: string;
+  /** The server as this host reaches it: where the sandboxes' API proxy forwards to. */
   apiTarget: { host: string; port: number };
-  /** The server's URL as the host sees it; providers without network isolation pass it straight in. */
-  apiUrl: string;
   sandboxUid: number;
   logger: Logger;
-}): Promise<StartedSandboxHost> {
+  /** How long a sandbox's connection waits for a server that is restarting (detached runners). */
+  apiConnectRetryMs?: number;
+}
+
+/** A runner on the best provider this host offers (bubblewrap, else plain processes). */
+export async function createRunner(options: RunnerSetup): Promise<{ runner: Runner; isolation: string }> {
   const log = (level: 'info' | 'warn' | 'error', message: string) =>
     options.logger[level]({ component: 'sandbox' }, message);
   const { provider, report } = await detectProvider({
@@ -32,20 +28,32 @@ export async function startSandboxHost(options: {
     throw new Error(`PADDOCK_SANDBOX=bwrap but bubblewrap cannot run here: ${report.reason}`);
   }
   if (report.reason) options.logger.warn({ reason: report.reason }, 'sandboxes run as plain processes');
-  const runner = new Runner({ provider, stateDir: options.stateDir, apiTarget: options.apiTarget, log });
-  const host: SandboxHost = {
+  const runner = new Runner({
+    provider,
+    stateDir: options.stateDir,
+    apiTarget: options.apiTarget,
+    apiConnectRetryMs: options.apiConnectRetryMs,
+    log,
+  });
+  return { runner, isolation: report.isolation };
+}
+
+/** The in-process runner behind core's SandboxHost seam: its sandboxes live and die with the server. */
+export function embeddedSandboxHost(runner: Runner, apiUrl: string): SandboxHost {
+  return {
+    runnerFor: () => undefined,
     isRunning: (threadId) => runner.isRunning(threadId),
-    apiUrl: (threadId) => runner.sandboxApiUrl(threadId) ?? options.apiUrl,
     ensure: (threadId, ensure) =>
-      runner.ensure(threadId, { ...ensure, env: { ...ensure.env, PADDOCK_API_URL: options.apiUrl } }),
+      runner.ensure(threadId, { ...ensure, env: { ...ensure.env, PADDOCK_API_URL: apiUrl } }),
     runTurn: (threadId, command, onEvent) =>
       runner.runTurn(
         threadId,
         { type: 'turn', ...command, messages: command.messages as ModelMessage[] },
-        onEvent,
+        (event) => {
+          void onEvent(event);
+        },
       ),
     interrupt: (threadId, turnId) => runner.interrupt(threadId, turnId),
     steer: (threadId, turnId, messages) => runner.steer(threadId, turnId, messages),
   };
-  return { host, isolation: report.isolation, shutdown: () => runner.shutdown() };
 }

@@ -48,6 +48,8 @@ export interface HarnessTurnResult {
   lastAssistantText: string;
   /** Set when stopReason is `error`. */
   error?: { code: string; message: string; retryable: boolean };
+  /** Ids of the messages steered into the turn, in the order it took them (set by the supervisor). */
+  steeredIds?: string[];
 }
 
 export interface Harness {

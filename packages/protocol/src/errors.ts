@@ -18,12 +18,14 @@ export const errorStatus = {
   idempotency_key_reused: 409,
   input_generation_stale: 409,
   invalid_input_generation: 400,
+  task_busy: 409,
   payload_too_large: 413,
   validation: 422,
   runtime_not_supported: 422,
   provider_disabled: 503,
   unavailable: 503,
   turn_interrupt_unconfirmed: 503,
+  turn_interrupt_recovery_required: 503,
   internal: 500,
 } as const;
 export type ErrorCode = keyof typeof errorStatus;
@@ -40,5 +42,6 @@ export const stringDetailCodes: ReadonlySet<ErrorCode> = new Set([
   'input_not_found',
   'payload_too_large',
   'unavailable',
+  'task_busy',
   'internal',
 ]);

@@ -7,6 +7,7 @@ import {
   listEventsAfter,
   listEventsOrdered,
   type Store,
+  setEventCursor,
 } from '@paddock/store';
 import type { EventBus } from './event-bus.ts';
 
@@ -52,8 +53,16 @@ export async function appendEvents(
 }
 
 export interface EventLog {
-  /** Appends in a transaction of its own and publishes once committed. */
-  append(threadId: string, turnId: string | null, drafts: DraftEvent[]): Promise<ThreadEvent[]>;
+  /**
+   * Appends in a transaction of its own and publishes once committed. `cursor` (a detached runner's
+   * index of the last of these events) is stored on the turn in the same transaction.
+   */
+  append(
+    threadId: string,
+    turnId: string | null,
+    drafts: DraftEvent[],
+    cursor?: number,
+  ): Promise<ThreadEvent[]>;
   /** Publishes events a caller appended in its own, now committed, transaction. */
   publish(events: ThreadEvent[]): void;
   after(threadId: string, after: number, limit: number): Promise<ThreadEvent[]>;
@@ -66,10 +75,14 @@ export function createEventLog(store: Store, bus: EventBus): EventLog {
   const tails = new Map<string, Promise<unknown>>();
   return {
     bus,
-    append(threadId, turnId, drafts) {
+    append(threadId, turnId, drafts, cursor) {
       const previous = tails.get(threadId) ?? Promise.resolve();
       const next = previous.then(async () => {
-        const events = await store.transaction((trx) => appendEvents(trx, threadId, turnId, drafts));
+        const events = await store.transaction(async (trx) => {
+          const appended = await appendEvents(trx, threadId, turnId, drafts);
+          if (cursor !== undefined && turnId) await setEventCursor(trx, turnId, cursor);
+          return appended;
+        });
         for (const event of events) bus.publish(event);
         return events;
       });

@@ -1,5 +1,6 @@
 import { newId, timestamp } from '@paddock/protocol';
 import {
+  adoptTurn,
   findExpiredRunningTurns,
   pickQueuedTurn,
   renewLease,
@@ -15,6 +16,12 @@ export interface TurnWorkerOptions {
   /** Settles a running turn whose lease expired without its owner finishing it. */
   settleExpired(turn: TurnRow): Promise<void>;
   leaseTtlMs: number;
+  /**
+   * How long a turn on a detached runner whose lease expired waits to be adopted by a (restarted)
+   * server before the sweep settles it. A turn on an in-process runner died with its server and is
+   * settled as soon as its lease expires.
+   */
+  adoptionWindowMs: number;
   concurrency: number;
   /** How often to look for work another node queued and for expired leases. */
   pollMs?: number;
@@ -28,9 +35,27 @@ export interface TurnWorker {
   wake(): void;
   /** Aborts a turn this worker runs; answers whether it was running here. */
   cancel(turnId: string): boolean;
-  /** Stops claiming, aborts running turns and waits for them to settle. */
-  stop(): Promise<void>;
+  /**
+   * Takes over a running turn a detached runner still holds (its server restarted): the lease
+   * becomes this worker's and `resume` follows the turn to its end. False if the turn is over.
+   */
+  adopt(
+    turnId: string,
+    runnerId: string,
+    resume: (turn: TurnRow, signal: AbortSignal) => Promise<void>,
+  ): Promise<boolean>;
+  /**
+   * Stops claiming and waits for running turns: aborted (they settle), or with `handOff` (their
+   * runners are detached) left running for the next server to adopt.
+   */
+  stop(options?: { handOff?: boolean }): Promise<void>;
 }
+
+/**
+ * The abort reason of a turn this worker stops following without ending it: its lease went to
+ * another server, or this one is shutting down while a detached runner keeps the turn going.
+ */
+export const turnHandedOff = Symbol('turn handed off');
 
 /**
  * The durable turn queue's consumer: claims queued turns under a lease, renews the lease with a
@@ -87,11 +112,10 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
     }
   }
 
-  function run(turn: TurnRow): void {
+  function run(turn: TurnRow, execute = options.execute): void {
     const controller = new AbortController();
     running.set(turn.id, controller);
-    const done = options
-      .execute(turn, controller.signal)
+    const done = execute(turn, controller.signal)
       .catch((error) => options.log?.error({ err: error, turn_id: turn.id }, 'turn failed to settle'))
       .finally(() => {
         running.delete(turn.id);
@@ -105,7 +129,8 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
     for (const [turnId, controller] of running) {
       try {
         const lease = await renewLease(options.store.db, turnId, owner, leaseUntil());
-        if (!lease || lease.cancelRequested) controller.abort();
+        if (!lease) controller.abort(turnHandedOff);
+        else if (lease.cancelRequested) controller.abort();
       } catch (error) {
         options.log?.error({ err: error, turn_id: turnId }, 'lease renewal failed');
       }
@@ -114,7 +139,12 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
 
   async function sweep(): Promise<void> {
     try {
-      for (const turn of await findExpiredRunningTurns(options.store.db, timestamp())) {
+      const now = Date.now();
+      const expired = await findExpiredRunningTurns(options.store.db, {
+        now: timestamp(new Date(now)),
+        adoptionCutoff: timestamp(new Date(now - options.adoptionWindowMs)),
+      });
+      for (const turn of expired) {
         if (!running.has(turn.id)) await options.settleExpired(turn);
       }
     } catch (error) {
@@ -141,11 +171,21 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
       controller?.abort();
       return controller !== undefined;
     },
-    async stop() {
+    async adopt(turnId, runnerId, resume) {
+      if (stopped || running.has(turnId)) return running.has(turnId);
+      const turn = await adoptTurn(options.store.db, turnId, { owner, expiresAt: leaseUntil(), runnerId });
+      if (!turn) return false;
+      run(turn, resume);
+      return true;
+    },
+    async stop(stopOptions = {}) {
       stopped = true;
       clearInterval(heartbeat);
       clearInterval(poller);
-      for (const controller of running.values()) controller.abort();
+      for (const controller of running.values()) {
+        if (stopOptions.handOff) controller.abort(turnHandedOff);
+        else controller.abort();
+      }
       await Promise.allSettled([...settled]);
     },
   };

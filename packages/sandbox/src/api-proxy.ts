@@ -18,7 +18,12 @@ export interface ApiProxy {
  * Paddock server. Mode 0666 because the sandbox connects as its unprivileged uid; anyone who can
  * reach the socket reaches only the Paddock server, which listens on TCP anyway.
  */
-export async function startApiProxy(options: { socketPath: string; target: ApiTarget }): Promise<ApiProxy> {
+export async function startApiProxy(options: {
+  socketPath: string;
+  target: ApiTarget;
+  /** Keep trying an unreachable server this long (it may be restarting) before giving the connection up. */
+  connectRetryMs?: number;
+}): Promise<ApiProxy> {
   const { socketPath, target } = options;
   const directory = dirname(socketPath);
   await mkdir(directory, { recursive: true });
@@ -26,11 +31,24 @@ export async function startApiProxy(options: { socketPath: string; target: ApiTa
   await rm(socketPath, { force: true });
 
   const open = new Set<Socket>();
-  const server = createServer({ allowHalfOpen: true }, (client) => {
-    const upstream = connect({ host: target.host, port: target.port, allowHalfOpen: true });
+  const server = createServer({ allowHalfOpen: true, pauseOnConnect: true }, (client) => {
     open.add(client);
     client.on('close', () => open.delete(client));
-    pipeSockets(client, upstream);
+    client.on('error', () => client.destroy());
+    const deadline = Date.now() + (options.connectRetryMs ?? 0);
+    const attempt = (): void => {
+      const upstream = connect({ host: target.host, port: target.port, allowHalfOpen: true });
+      upstream.once('error', () => {
+        if (client.destroyed || Date.now() >= deadline) client.destroy();
+        else setTimeout(attempt, 200);
+      });
+      upstream.once('connect', () => {
+        upstream.removeAllListeners('error');
+        pipeSockets(client, upstream);
+        client.resume();
+      });
+    };
+    attempt();
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

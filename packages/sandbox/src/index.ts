@@ -8,6 +8,10 @@ export type { DetectProviderOptions, ProviderReport } from './detect-provider.ts
 export { detectProvider } from './detect-provider.ts';
 export type { SandboxLimits } from './limits.ts';
 export { sandboxLimits } from './limits.ts';
+export type { RunnerMessage, ServerMessage } from './link/protocol.ts';
+export { runnerLinkPath } from './link/protocol.ts';
+export type { RunnerLinkOptions } from './link/runner-link.ts';
+export { RunnerLink } from './link/runner-link.ts';
 export type { ProcessProviderOptions } from './process-provider.ts';
 export { createProcessProvider } from './process-provider.ts';
 export type { RunnerCommand, SupervisorMessage, TurnCommand } from './protocol.ts';

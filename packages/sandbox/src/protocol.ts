@@ -1,4 +1,4 @@
-import type { GatewayAccess, HarnessTurnResult } from '@paddock/harness';
+import type { HarnessTurnResult } from '@paddock/harness';
 import type { DraftEvent } from '@paddock/protocol';
 import type { ModelMessage } from 'ai';
 
@@ -22,7 +22,6 @@ export type RunnerCommand =
       model: string;
       instructions?: string;
       messages: ModelMessage[];
-      gateway: GatewayAccess;
     }
   | { type: 'interrupt'; turn_id: string }
   /** Messages for the running turn (native steering); answered by one `steer.result`. */

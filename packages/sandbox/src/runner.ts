@@ -24,6 +24,11 @@ export interface RunnerOptions {
   /** The Paddock server, which the API proxy forwards every sandbox connection to. */
   apiTarget: ApiTarget;
   log?: RunnerLog;
+  /**
+   * How long a sandbox's connection waits for an unreachable server (a detached runner's server may
+   * be restarting). Default: fail at once.
+   */
+  apiConnectRetryMs?: number;
   /** How long a stopped supervisor gets to exit on its own before it is killed. */
   stopGraceMs?: number;
   /**
@@ -110,9 +115,14 @@ export class Runner {
     return this.#threads.has(threadId);
   }
 
-  /** PADDOCK_API_URL as the thread's sandbox sees it: the base for the turn's gateway URL. */
-  sandboxApiUrl(threadId: string): string | undefined {
-    return this.#threads.get(threadId)?.apiUrl;
+  /** The turn running in the thread's sandbox, if any. */
+  activeTurn(threadId: string): string | undefined {
+    return this.#threads.get(threadId)?.turnId;
+  }
+
+  /** Threads whose sandbox runs here. */
+  threadIds(): string[] {
+    return [...this.#threads.keys()];
   }
 
   /** Settles once every standby sandbox is booted with the harness loaded (at once without standbys). */
@@ -231,6 +241,7 @@ export class Runner {
     this.#proxy ??= startApiProxy({
       socketPath: join(this.#options.stateDir, 'api-proxy', 'api.sock'),
       target: this.#options.apiTarget,
+      connectRetryMs: this.#options.apiConnectRetryMs,
     });
     return this.#proxy;
   }

@@ -29,8 +29,6 @@ export class ThreadSandbox {
   stopping = false;
   /** The supervisor is gone; nothing sent now would ever be answered. */
   gone = false;
-  /** PADDOCK_API_URL as the sandbox sees it: what to build the gateway URL of its turns from. */
-  apiUrl: string | undefined;
   #turn: PendingTurn | undefined;
   #entrypoint: PendingEntrypoint | undefined;
   readonly #steers = new Map<string, (delivered: boolean) => void>();
@@ -52,7 +50,6 @@ export class ThreadSandbox {
 
   /** The environment everything in the sandbox runs with; the first command it gets, and once only. */
   configure(env: Record<string, string>): void {
-    this.apiUrl = env.PADDOCK_API_URL;
     this.sandbox.send({ type: 'configure', env });
   }
 

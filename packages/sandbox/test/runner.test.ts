@@ -16,7 +16,6 @@ import { startTestServer, type TestServer } from './test-server.ts';
 
 const cgroupMount = '/sys/fs/cgroup';
 const cgroupParent = testCgroupParent('runner');
-const gateway = { baseURL: 'http://127.0.0.1:8787/v2/gateway/v1', apiKey: 'pdk_thr_test' };
 
 function turnCommand(text: string): TurnCommand {
   return {
@@ -25,7 +24,6 @@ function turnCommand(text: string): TurnCommand {
     harness: 'coding_alpha',
     model: 'scripted',
     messages: [{ role: 'user', content: text }],
-    gateway,
   };
 }
 
@@ -129,7 +127,6 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
     expect(supervisor).not.toContain('sekrit');
     expect(supervisor).not.toContain('pdk_thr_test');
 
-    expect(runner.sandboxApiUrl(threadId)).toBe('http://127.0.0.1:8787');
     const events: DraftEvent[] = [];
     const result = await runner.runTurn(
       threadId,

@@ -123,6 +123,10 @@ export interface TurnsTable {
   created_at: string;
   started_at: string | null;
   ended_at: string | null;
+  /** The detached runner holding the turn; null for the server's in-process runner. */
+  runner_id: string | null;
+  /** Index of the last event from the runner that is stored (detached runners). */
+  event_cursor: number | null;
 }
 
 export interface EventsTable {

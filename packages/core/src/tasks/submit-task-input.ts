@@ -4,7 +4,7 @@ import { reachableThread, requireScope } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError, threadNotFound } from '../errors.ts';
 import { inputMessages, toReceipt } from '../threads/input-receipt.ts';
-import { ensureQueuedTurn, queueInput } from '../threads/queue-input.ts';
+import { ensureQueuedTurn, queueInput, refuseWhileAwaitingAdoption } from '../threads/queue-input.ts';
 import { steeringTarget } from '../threads/steering-target.ts';
 
 /**
@@ -50,8 +50,10 @@ export async function submitTaskInput({
         `expected_generation ${generation} is ahead of the task's generation ${thread.generation}`,
       );
     }
+    const active = await findActiveTurns(trx, taskId);
+    refuseWhileAwaitingAdoption(active, at);
     const target = ctx.steering ? await steeringTarget(trx, taskId) : undefined;
-    const busy = (await findActiveTurns(trx, taskId)).length > 0;
+    const busy = active.length > 0;
     const { input: row } = await queueInput(trx, thread, messages, at, input.input_id);
     if (target) return { row, runStarted: false, accepted: target, replayed: false, steerInto: target };
     const accepted = await ensureQueuedTurn(trx, thread, at);

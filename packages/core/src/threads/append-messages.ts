@@ -5,7 +5,12 @@ import { hasScope, reachableThread, requireScope } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError, threadNotFound } from '../errors.ts';
 import { deliverMessages } from './deliver-messages.ts';
-import { ensureQueuedTurn, type QueuedMessage, queueInput } from './queue-input.ts';
+import {
+  ensureQueuedTurn,
+  type QueuedMessage,
+  queueInput,
+  refuseWhileAwaitingAdoption,
+} from './queue-input.ts';
 import { steeringTarget } from './steering-target.ts';
 
 export interface AppendResult {
@@ -41,7 +46,9 @@ export async function appendMessages({
     const at = timestamp();
     const thread = await lockThread(trx, threadId, at);
     if (!thread) throw threadNotFound();
-    const busy = (await findActiveTurns(trx, threadId)).length > 0;
+    const active = await findActiveTurns(trx, threadId);
+    const busy = active.length > 0;
+    if (input.run) refuseWhileAwaitingAdoption(active, at);
     if (!busy && !input.run) {
       const queued = input.messages.map((m) => ({ id: newId(), role: m.role, content: m.content }));
       const drafts = await deliverMessages(trx, threadId, queued, null, at);

@@ -55,8 +55,19 @@ export async function interruptThread({
           runningTurnId: undefined,
         };
       }
+      const active = await findActiveTurns(trx, threadId);
+      if (
+        active.some((t) => t.status === 'running' && t.lease_expires_at !== null && t.lease_expires_at < at)
+      ) {
+        // Nobody holds the running turn's lease (its server died; a detached runner may still run it
+        // until a restarted server adopts it): no one here can interrupt it or confirm it stopped.
+        throw new PaddockError(
+          'turn_interrupt_recovery_required',
+          'the running turn is outside any live lease (awaiting adoption after a control-plane restart); nothing was cancelled',
+        );
+      }
       let runningTurnId: string | undefined;
-      for (const turn of await findActiveTurns(trx, threadId)) {
+      for (const turn of active) {
         if (turn.status === 'running') {
           runningTurnId = turn.id;
           await requestCancel(trx, turn.id);

@@ -7,7 +7,9 @@ import {
   type InputRow,
   insertInput,
   type ThreadRow,
+  type TurnRow,
 } from '@paddock/store';
+import { PaddockError } from '../errors.ts';
 
 export interface QueuedMessage {
   id: string;
@@ -63,4 +65,15 @@ export async function ensureQueuedTurn(db: Db, thread: ThreadRow, at: string): P
   });
   if (inserted) return id;
   return (await findActiveTurns(db, thread.id)).find((t) => t.status === 'queued')!.id;
+}
+
+/**
+ * A running turn whose lease expired may be awaiting adoption by a restarted server (its detached
+ * runner still runs it), so new work waits: 409 without a receipt, for the client to retry the same
+ * input until the turn is adopted or, after the adoption window, settled.
+ */
+export function refuseWhileAwaitingAdoption(turns: TurnRow[], at: string): void {
+  if (turns.some((t) => t.status === 'running' && t.lease_expires_at !== null && t.lease_expires_at < at)) {
+    throw new PaddockError('task_busy', 'task is busy (active run lease)');
+  }
 }

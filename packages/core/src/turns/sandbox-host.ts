@@ -12,22 +12,34 @@ export interface TurnResult {
   messages: ConversationMessage[];
   lastAssistantText: string;
   error?: { code: string; message: string; retryable: boolean };
+  /** Ids of the messages steered into the turn, in the order it took them. */
+  steeredIds?: string[];
 }
 
+/** A turn for the sandbox; the harness reaches the model gateway with the sandbox's own token. */
 export interface TurnCommand {
   turn_id: string;
   harness: string;
   model: string;
   instructions?: string;
   messages: ConversationMessage[];
-  gateway: { baseURL: string; apiKey: string };
 }
+
+/**
+ * Takes a turn's events in the order the harness emitted them and settles once each is stored.
+ * `index` numbers them from 0 on hosts whose turns outlive a server (a detached runner): the
+ * executor stores it with the event, so a restarted server asks for the rest from the next one.
+ */
+export type TurnEventSink = (event: DraftEvent, index?: number) => Promise<void>;
 
 /** The sandbox host as core uses it: the in-process runner, or a detached one behind the same seam. */
 export interface SandboxHost {
+  /**
+   * `undefined` for the in-process runner, whose turns die with the server; else the id of the
+   * detached runner that hosts (or will host) the thread, whose turns a restarted server adopts.
+   */
+  runnerFor(threadId: string): string | undefined;
   isRunning(threadId: string): boolean;
-  /** The Paddock API URL as processes inside the thread's running sandbox reach it. */
-  apiUrl(threadId: string): string;
   /**
    * Boots the thread's sandbox unless it runs. `env` holds the agent's secrets and PADDOCK_TOKEN;
    * the host adds PADDOCK_API_URL. The entrypoint runs on the thread's first boot only.
@@ -47,7 +59,11 @@ export interface SandboxHost {
       onStatus(status: EventData['sandbox.status']): void;
     },
   ): Promise<void>;
-  runTurn(threadId: string, command: TurnCommand, onEvent: (event: DraftEvent) => void): Promise<TurnResult>;
+  runTurn(threadId: string, command: TurnCommand, onEvent: TurnEventSink): Promise<TurnResult>;
+  /** Picks up a turn a detached runner kept running (adoption): its events from `fromIndex`, then its result. */
+  attach?(threadId: string, turnId: string, fromIndex: number, onEvent: TurnEventSink): Promise<TurnResult>;
+  /** The turn's result is stored; the host may forget the turn. */
+  release?(turnId: string): void;
   interrupt(threadId: string, turnId: string): void;
   /** Offers messages to the thread's running turn (native steering); false when it did not take them. */
   steer(threadId: string, turnId: string, messages: { id: string; content: string }[]): Promise<boolean>;

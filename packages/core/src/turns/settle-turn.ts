@@ -27,12 +27,10 @@ export async function settleTurn(
     thread: ThreadRow;
     model: string;
     result: TurnResult;
-    /** Ids of the messages steered into the turn, in the order it took them. */
-    steeredIds: string[];
   },
 ): Promise<void> {
   const { turn, thread, model, result } = settled;
-  const steeredIds = [...settled.steeredIds];
+  const steeredIds = [...(result.steeredIds ?? [])];
   const status: ThreadStatus =
     result.stopReason === 'cancelled'
       ? 'idle'
@@ -44,6 +42,9 @@ export async function settleTurn(
   const committed = await store.transaction(async (trx) => {
     const at = timestamp();
     await lockThread(trx, thread.id, at);
+    // Another server adopted the turn (this one lost its lease): the turn is theirs to settle.
+    const current = await findTurn(trx, turn.id);
+    if (current?.status !== 'running' || current.lease_owner !== turn.lease_owner) return [];
     if (result.messages.length > 0) {
       const first = await allocatePositions(trx, thread.id, result.messages.length);
       await insertMessages(
@@ -94,7 +95,9 @@ export async function settleExpiredTurn(
     await finishTurn(trx, turn.id, { status: 'failed', stopReason: 'error', at });
     const next = (await findActiveTurns(trx, thread.id)).some((t) => t.status === 'queued');
     await updateThread(trx, thread.id, { status: next ? 'running' : 'fail' });
-    const message = 'the runner of this turn stopped renewing its lease';
+    const message = current.runner_id
+      ? `no server adopted the turn within the adoption window after its lease expired (runner ${current.runner_id} did not reconnect)`
+      : 'the runner of this turn stopped renewing its lease';
     return appendEvents(trx, thread.id, turn.id, [
       { type: 'error', data: { code: 'lease_expired', message, retryable: true } },
       { type: 'turn.ended', data: { stop_reason: 'error' } },

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type DraftEvent, timestamp } from '@paddock/protocol';
-import { appendEvents } from '@paddock/runtime';
+import { timestamp } from '@paddock/protocol';
+import { appendEvents, turnHandedOff } from '@paddock/runtime';
 import {
   type AgentRow,
   cancelInputs,
@@ -9,6 +9,7 @@ import {
   findActiveTurns,
   findAgent,
   findInput,
+  findThread,
   findTurn,
   finishTurn,
   listMessages,
@@ -17,6 +18,7 @@ import {
   markInputsSubmitted,
   requeueInput,
   revokeThreadTokens,
+  setRunner,
   type ThreadRow,
   type TurnRow,
   updateThread,
@@ -28,11 +30,13 @@ import { inputMessages } from '../threads/input-receipt.ts';
 import type { QueuedMessage } from '../threads/queue-input.ts';
 import { ensureQueuedTurn } from '../threads/queue-input.ts';
 import { toConversation } from './conversation.ts';
-import type { TurnResult } from './sandbox-host.ts';
+import type { TurnEventSink, TurnResult } from './sandbox-host.ts';
 import { settleExpiredTurn, settleTurn } from './settle-turn.ts';
 
 export interface TurnExecutor {
   execute(turn: TurnRow, signal: AbortSignal): Promise<void>;
+  /** Follows a turn adopted from a detached runner (its server restarted) to its end, from the next unstored event. */
+  resume(turn: TurnRow, signal: AbortSignal): Promise<void>;
   settleExpired(turn: TurnRow): Promise<void>;
   /**
    * Native steering: offers a queued input to the thread's running turn. If the turn does not take
@@ -51,13 +55,8 @@ const cancelled: TurnResult = { stopReason: 'cancelled', messages: [], lastAssis
  */
 export function createTurnExecutor(services: Services): TurnExecutor {
   const { store, events, sandboxes, log } = services;
-  /** The thread token each live sandbox holds; it is also the harness's gateway credential. */
-  const sandboxTokens = new Map<string, string>();
-  /**
-   * Turns running here: `handedOver` settles once the turn is in its sandbox (or will never be),
-   * and `ids` are the messages steered into it, in the order it took them.
-   */
-  const steered = new Map<string, { ids: string[]; handedOver: Promise<void>; handOver(): void }>();
+  /** Turns followed here; `handedOver` settles once the turn is in its sandbox (or will never be). */
+  const following = new Map<string, { handedOver: Promise<void>; handOver(): void }>();
 
   async function begin(turn: TurnRow): Promise<ThreadRow | undefined> {
     const started = await store.transaction(async (trx) => {
@@ -65,6 +64,8 @@ export function createTurnExecutor(services: Services): TurnExecutor {
       const thread = await lockThread(trx, turn.thread_id, at);
       const current = await findTurn(trx, turn.id);
       if (!thread || !current || current.cancel_requested === 1) return undefined;
+      const runnerId = sandboxes.runnerFor(thread.id);
+      if (runnerId !== undefined) await setRunner(trx, turn.id, runnerId);
       const inputs = await listQueuedInputs(trx, thread.id);
       const messages = inputs.flatMap((i) => JSON.parse(i.messages) as QueuedMessage[]);
       const drafts = await deliverMessages(trx, thread.id, messages, turn.id, at);
@@ -83,13 +84,9 @@ export function createTurnExecutor(services: Services): TurnExecutor {
     return started.thread;
   }
 
-  async function ensureSandbox(
-    thread: ThreadRow,
-    agent: AgentRow,
-    emit: (e: DraftEvent) => void,
-  ): Promise<string> {
-    const known = sandboxTokens.get(thread.id);
-    if (known && sandboxes.isRunning(thread.id)) return known;
+  /** Boots the thread's sandbox unless it runs, with a fresh thread token (the old one is revoked). */
+  async function ensureSandbox(thread: ThreadRow, agent: AgentRow, emit: TurnEventSink): Promise<void> {
+    if (sandboxes.isRunning(thread.id)) return;
     const minted = await store.transaction(async (trx) => {
       await revokeThreadTokens(trx, thread.id, timestamp());
       return mintToken(trx, {
@@ -100,7 +97,6 @@ export function createTurnExecutor(services: Services): TurnExecutor {
         threadId: thread.id,
       });
     });
-    sandboxTokens.set(thread.id, minted.token);
     const secrets: Record<string, string> = agent.secrets_enc
       ? JSON.parse(services.secrets.open(agent.secrets_enc))
       : {};
@@ -115,14 +111,78 @@ export function createTurnExecutor(services: Services): TurnExecutor {
         if (exitCode !== undefined && exitCode !== 0) {
           log.warn({ thread_id: thread.id, exit_code: exitCode }, 'entrypoint failed');
         }
-        emit({
+        void emit({
           type: 'entrypoint.output',
           data: exitCode === undefined ? { stream, text } : { stream, text, exit_code: exitCode },
         });
       },
-      onStatus: (status) => emit({ type: 'sandbox.status', data: status }),
+      onStatus: (status) => void emit({ type: 'sandbox.status', data: status }),
     });
-    return minted.token;
+  }
+
+  /**
+   * Follows a turn in its sandbox to its end: stores its events in order, interrupts it when the
+   * signal aborts, and settles it, unless the turn was handed off (to another server, or to the
+   * next start of this one), which then follows it from the first event not stored.
+   */
+  async function follow(
+    turn: TurnRow,
+    thread: ThreadRow,
+    signal: AbortSignal,
+    start: (emit: TurnEventSink, agent: AgentRow, model: string) => Promise<TurnResult>,
+  ): Promise<void> {
+    let handOver = () => {};
+    const handedOver = new Promise<void>((resolve) => (handOver = resolve));
+    following.set(turn.id, { handedOver, handOver });
+    const agent = (await findAgent(store.db, thread.agent_id))!;
+    const model = agent.model ?? services.defaultModel;
+    // Events of one turn are stored strictly in the order the harness emitted them.
+    let chain: Promise<void> = Promise.resolve();
+    let sawError = false;
+    const emit: TurnEventSink = (event, index) => {
+      if (event.type === 'error') sawError = true;
+      chain = chain
+        .then(() => events.append(thread.id, turn.id, [event], index))
+        .then(
+          () => {},
+          (err) => log.error({ err, thread_id: thread.id }, 'storing an event failed'),
+        );
+      return chain;
+    };
+    const handedOff = new Promise<undefined>((resolve) => {
+      signal.addEventListener('abort', () => {
+        if (signal.reason === turnHandedOff) resolve(undefined);
+        else sandboxes.interrupt(thread.id, turn.id);
+      });
+    });
+    let result: TurnResult | undefined;
+    try {
+      result = await Promise.race([start(emit, agent, model), handedOff]);
+    } catch (err) {
+      log.error({ err, thread_id: thread.id }, 'sandbox failed');
+      const message = err instanceof Error ? err.message : String(err);
+      result = {
+        stopReason: 'error',
+        messages: [],
+        lastAssistantText: '',
+        error: { code: 'sandbox_failed', message, retryable: true },
+      };
+    } finally {
+      handOver();
+    }
+    if (!result) {
+      await chain;
+      following.delete(turn.id);
+      log.info({ thread_id: thread.id, turn_id: turn.id }, 'turn handed off to another server');
+      return;
+    }
+    if (result.stopReason === 'error' && result.error && !sawError)
+      void emit({ type: 'error', data: result.error });
+    await chain;
+    await settleTurn(services, { turn, thread, model, result });
+    sandboxes.release?.(turn.id);
+    following.delete(turn.id);
+    services.worker?.wake();
   }
 
   return {
@@ -134,68 +194,32 @@ export function createTurnExecutor(services: Services): TurnExecutor {
         });
         return;
       }
-      let handOver = () => {};
-      const handedOver = new Promise<void>((resolve) => (handOver = resolve));
-      steered.set(turn.id, { ids: [], handedOver, handOver });
-      const agent = (await findAgent(store.db, thread.agent_id))!;
-      const model = agent.model ?? services.defaultModel;
-      // Events of one turn are appended strictly in the order the harness emitted them.
-      let chain: Promise<unknown> = Promise.resolve();
-      let sawError = false;
-      const emit = (event: DraftEvent) => {
-        if (event.type === 'error') sawError = true;
-        chain = chain
-          .then(() => events.append(thread.id, turn.id, [event]))
-          .catch((err) => log.error({ err, thread_id: thread.id }, 'appending an event failed'));
-      };
-      const interrupt = () => sandboxes.interrupt(thread.id, turn.id);
-      signal.addEventListener('abort', interrupt);
-      let result: TurnResult;
-      try {
-        const token = await ensureSandbox(thread, agent, emit);
-        const rows = await listMessages(store.db, thread.id);
-        const running = signal.aborted
-          ? Promise.resolve(cancelled)
-          : sandboxes.runTurn(
-              thread.id,
-              {
-                turn_id: turn.id,
-                harness: agent.harness,
-                model,
-                instructions: agent.instructions ?? undefined,
-                messages: toConversation(rows),
-                gateway: { baseURL: `${sandboxes.apiUrl(thread.id)}/v2/gateway/v1`, apiKey: token },
-              },
-              emit,
-            );
+      await follow(turn, thread, signal, async (emit, agent, model) => {
+        await ensureSandbox(thread, agent, emit);
+        if (signal.aborted) return cancelled;
+        const running = sandboxes.runTurn(
+          thread.id,
+          {
+            turn_id: turn.id,
+            harness: agent.harness,
+            model,
+            instructions: agent.instructions ?? undefined,
+            messages: toConversation(await listMessages(store.db, thread.id)),
+          },
+          emit,
+        );
         // The runner sent the turn before answering, so a steered message sent now arrives after it.
-        handOver();
-        result = await running;
-      } catch (err) {
-        log.error({ err, thread_id: thread.id }, 'sandbox failed');
-        const message = err instanceof Error ? err.message : String(err);
-        result = {
-          stopReason: 'error',
-          messages: [],
-          lastAssistantText: '',
-          error: { code: 'sandbox_failed', message, retryable: true },
-        };
-      } finally {
-        signal.removeEventListener('abort', interrupt);
-        handOver();
-      }
-      if (result.stopReason === 'error' && result.error && !sawError)
-        emit({ type: 'error', data: result.error });
-      await chain;
-      await settleTurn(services, {
-        turn,
-        thread,
-        model,
-        result,
-        steeredIds: steered.get(turn.id)?.ids ?? [],
+        following.get(turn.id)?.handOver();
+        return running;
       });
-      steered.delete(turn.id);
-      services.worker?.wake();
+    },
+
+    async resume(turn, signal) {
+      const thread = await findThread(store.db, turn.thread_id);
+      if (!thread || !sandboxes.attach) return;
+      const fromIndex = (turn.event_cursor ?? -1) + 1;
+      log.info({ thread_id: thread.id, turn_id: turn.id, from_index: fromIndex }, 'adopted a running turn');
+      await follow(turn, thread, signal, (emit) => sandboxes.attach!(thread.id, turn.id, fromIndex, emit));
     },
 
     async deliver(threadId, turnId, inputId) {
@@ -206,16 +230,10 @@ export function createTurnExecutor(services: Services): TurnExecutor {
       });
       if (!input) return;
       const messages = inputMessages(input).map((m) => ({ id: m.id, content: m.content }));
-      const turn = steered.get(turnId);
+      const turn = following.get(turnId);
       await turn?.handedOver;
-      // Recorded before the offer: the harness takes the message before the turn's result comes back.
-      turn?.ids.push(...messages.map((m) => m.id));
       const taken = turn !== undefined && (await sandboxes.steer(threadId, turnId, messages));
       if (taken) return;
-      for (const m of messages) {
-        const at = turn?.ids.indexOf(m.id) ?? -1;
-        if (at >= 0) turn?.ids.splice(at, 1);
-      }
       await store.transaction(async (trx) => {
         const at = timestamp();
         const thread = (await lockThread(trx, threadId, at))!;
@@ -231,9 +249,6 @@ export function createTurnExecutor(services: Services): TurnExecutor {
       services.worker?.wake();
     },
 
-    async settleExpired(turn) {
-      await settleExpiredTurn(services, turn);
-      sandboxTokens.delete(turn.thread_id);
-    },
+    settleExpired: (turn) => settleExpiredTurn(services, turn),
   };
 }

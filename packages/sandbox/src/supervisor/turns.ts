@@ -34,16 +34,24 @@ class TurnInbox implements SteeringInbox {
   #take: ((message: { id: string; content: string }) => Promise<boolean>) | undefined;
   readonly #waiting: { message: { id: string; content: string }; resolve: (taken: boolean) => void }[] = [];
   #closed = false;
+  /** Ids of the messages the harness took, in the order it took them: they travel with the result. */
+  readonly taken: string[] = [];
 
   connect(take: (message: { id: string; content: string }) => Promise<boolean>): void {
     this.#take = take;
-    for (const { message, resolve } of this.#waiting.splice(0)) void take(message).then(resolve);
+    for (const { message, resolve } of this.#waiting.splice(0)) void this.#offerNow(message).then(resolve);
   }
 
   offer(message: { id: string; content: string }): Promise<boolean> {
     if (this.#closed) return Promise.resolve(false);
-    if (this.#take) return this.#take(message);
+    if (this.#take) return this.#offerNow(message);
     return new Promise((resolve) => this.#waiting.push({ message, resolve }));
+  }
+
+  async #offerNow(message: { id: string; content: string }): Promise<boolean> {
+    const taken = await this.#take!(message);
+    if (taken) this.taken.push(message.id);
+    return taken;
   }
 
   close(): void {
@@ -90,7 +98,12 @@ export class TurnRunner {
       clearTimeout(graceTimer);
       inbox.close();
       this.#active = undefined;
-      send({ type: 'turn.result', turn_id: turnId, result });
+      const steeredIds = inbox.taken;
+      send({
+        type: 'turn.result',
+        turn_id: turnId,
+        result: steeredIds.length ? { ...result, steeredIds } : result,
+      });
     };
     controller.signal.addEventListener('abort', () => {
       graceTimer = setTimeout(() => finish(cancelled()), interruptGraceMs);
@@ -121,7 +134,12 @@ export class TurnRunner {
         model: command.model,
         instructions: command.instructions,
         messages: command.messages,
-        gateway: command.gateway,
+        // The sandbox's own API URL and thread token: a turn needs no credential of its own, so a
+        // server that restarted can run the next turn without minting a new one.
+        gateway: {
+          baseURL: `${context.env.PADDOCK_API_URL}/v2/gateway/v1`,
+          apiKey: context.env.PADDOCK_TOKEN ?? '',
+        },
         workspaceDir: context.workspaceDir,
         env: context.env,
         signal: controller.signal,

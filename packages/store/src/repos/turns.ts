@@ -5,7 +5,10 @@ import type { Db, Dialect } from '../store.ts';
 export type TurnRow = Selectable<TurnsTable>;
 
 /** Queues a turn for the thread unless one is already queued (at most one waits; it takes every input). */
-export async function enqueueTurn(db: Db, turn: Omit<TurnRow, 'cancel_requested'>): Promise<boolean> {
+export async function enqueueTurn(
+  db: Db,
+  turn: Omit<TurnRow, 'cancel_requested' | 'runner_id' | 'event_cursor'>,
+): Promise<boolean> {
   const result = await db
     .insertInto('turns')
     .values(turn)
@@ -107,13 +110,48 @@ export async function requestCancel(db: Db, id: string): Promise<void> {
   await db.updateTable('turns').set({ cancel_requested: 1 }).where('id', '=', id).execute();
 }
 
-export function findExpiredRunningTurns(db: Db, now: string): Promise<TurnRow[]> {
+/**
+ * Running turns nobody renews: on the in-process runner as soon as the lease expired, on a detached
+ * runner once it expired before `adoptionCutoff` (no restarted server adopted it in the window).
+ */
+export function findExpiredRunningTurns(
+  db: Db,
+  at: { now: string; adoptionCutoff: string },
+): Promise<TurnRow[]> {
   return db
     .selectFrom('turns')
     .selectAll()
     .where('status', '=', 'running')
-    .where('lease_expires_at', '<', now)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('runner_id', 'is', null), eb('lease_expires_at', '<', at.now)]),
+        eb('lease_expires_at', '<', at.adoptionCutoff),
+      ]),
+    )
     .orderBy('created_at')
     .limit(100)
     .execute();
+}
+
+/** A server takes over a running turn its detached runner still holds; undefined if it is over. */
+export function adoptTurn(
+  db: Db,
+  id: string,
+  lease: { owner: string; expiresAt: string; runnerId: string },
+): Promise<TurnRow | undefined> {
+  return db
+    .updateTable('turns')
+    .set({ lease_owner: lease.owner, lease_expires_at: lease.expiresAt, runner_id: lease.runnerId })
+    .where('id', '=', id)
+    .where('status', '=', 'running')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function setRunner(db: Db, id: string, runnerId: string | null): Promise<void> {
+  await db.updateTable('turns').set({ runner_id: runnerId }).where('id', '=', id).execute();
+}
+
+export async function setEventCursor(db: Db, id: string, index: number): Promise<void> {
+  await db.updateTable('turns').set({ event_cursor: index }).where('id', '=', id).execute();
 }

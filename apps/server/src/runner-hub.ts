@@ -1,0 +1,336 @@
+import type { SandboxHost, TurnEventSink, TurnResult } from '@paddock/core';
+import type { RunnerMessage, ServerMessage } from '@paddock/sandbox';
+import type { ModelMessage } from 'ai';
+import type { Logger } from 'pino';
+import type { WebSocket } from 'ws';
+
+interface Connection {
+  runnerId: string;
+  socket: WebSocket;
+}
+
+interface HubTurn {
+  threadId: string;
+  runnerId: string;
+  /** The next index expected: anything below it was received already (a replay overlaps). */
+  next: number;
+  onEvent: TurnEventSink;
+  /** Stores of this turn's events, in order; acknowledgements follow them. */
+  chain: Promise<void>;
+  interrupted: boolean;
+  resolve(result: TurnResult): void;
+  /** Set while the turn's runner is disconnected: ends the turn if it never comes back. */
+  lost?: NodeJS.Timeout;
+}
+
+type EnsureOptions = Parameters<SandboxHost['ensure']>[1];
+
+export interface RunnerHubOptions {
+  logger: Logger;
+  /** How long a turn waits for its disconnected runner before it ends as lost (the adoption window). */
+  lostAfterMs: number;
+  /** How long a sandbox boot waits for a runner to connect when none is. */
+  waitForRunnerMs?: number;
+}
+
+/**
+ * The server's side of detached runners (`paddock runner`): the SandboxHost core uses, over the
+ * WebSocket each runner opens. A runner that reconnects (to this server, or to one that restarted)
+ * lists the turns it holds; turns this server does not know are offered to `adopt`.
+ */
+export class RunnerHub implements SandboxHost {
+  readonly #options: RunnerHubOptions;
+  readonly #connections = new Map<string, Connection>();
+  /** Thread → the runner its sandbox runs on. */
+  readonly #sandboxes = new Map<string, string>();
+  readonly #turns = new Map<string, HubTurn>();
+  /** Turns a runner listed that `adopt` took: thread and runner, until `attach` picks them up. */
+  readonly #adoptable = new Map<string, { threadId: string; runnerId: string }>();
+  readonly #ensures = new Map<
+    number,
+    { runnerId: string; options: EnsureOptions; done(error?: string): void }
+  >();
+  readonly #steers = new Map<number, { runnerId: string; resolve(taken: boolean): void }>();
+  #waiting: (() => void)[] = [];
+  #req = 0;
+  /** Set by the wiring: takes over a turn a runner holds that no turn here is waiting for. */
+  adopt: (turn: { turnId: string; threadId: string; runnerId: string }) => Promise<boolean> = async () =>
+    false;
+
+  constructor(options: RunnerHubOptions) {
+    this.#options = options;
+  }
+
+  /** A runner connected (already authenticated): its first message is `hello`. */
+  accept(socket: WebSocket): void {
+    let connection: Connection | undefined;
+    socket.on('message', (data) => {
+      const message = JSON.parse(String(data)) as RunnerMessage;
+      if (message.type === 'hello') {
+        connection = { runnerId: message.runner_id, socket };
+        void this.#hello(connection, message);
+      } else if (connection) this.#route(connection, message);
+    });
+    socket.on('close', () => {
+      if (connection && this.#connections.get(connection.runnerId) === connection) this.#gone(connection);
+    });
+    socket.on('error', () => socket.terminate());
+  }
+
+  /** Closes every runner connection (the runners keep their sandboxes and reconnect later). */
+  close(): void {
+    for (const { socket } of this.#connections.values()) socket.close(1001, 'server shutting down');
+  }
+
+  runnerFor(threadId: string): string {
+    return this.#sandboxes.get(threadId) ?? this.#connections.keys().next().value ?? 'unassigned';
+  }
+
+  isRunning(threadId: string): boolean {
+    const runnerId = this.#sandboxes.get(threadId);
+    return runnerId !== undefined && this.#connections.has(runnerId);
+  }
+
+  async ensure(threadId: string, options: EnsureOptions): Promise<void> {
+    if (this.isRunning(threadId)) return;
+    const connection = await this.#pickRunner(threadId);
+    const req = ++this.#req;
+    await new Promise<void>((resolve, reject) => {
+      this.#ensures.set(req, {
+        runnerId: connection.runnerId,
+        options,
+        done: (error) => (error === undefined ? resolve() : reject(new Error(error))),
+      });
+      this.#send(connection, {
+        type: 'ensure',
+        req,
+        thread_id: threadId,
+        workspace_dir: options.workspaceDir,
+        env: options.env,
+        size: options.size,
+        entrypoint: options.entrypoint,
+      });
+    });
+    this.#sandboxes.set(threadId, connection.runnerId);
+  }
+
+  runTurn(threadId: string, command: Parameters<SandboxHost['runTurn']>[1], onEvent: TurnEventSink) {
+    const runnerId = this.#sandboxes.get(threadId);
+    const connection = runnerId === undefined ? undefined : this.#connections.get(runnerId);
+    if (!connection) return Promise.resolve(runnerLost('the thread has no running sandbox'));
+    const result = this.#track(command.turn_id, threadId, connection.runnerId, 0, onEvent);
+    this.#send(connection, {
+      type: 'turn',
+      thread_id: threadId,
+      command: { ...command, messages: command.messages as ModelMessage[] },
+    });
+    return result;
+  }
+
+  attach(threadId: string, turnId: string, fromIndex: number, onEvent: TurnEventSink): Promise<TurnResult> {
+    const adoptable = this.#adoptable.get(turnId);
+    this.#adoptable.delete(turnId);
+    const connection = adoptable && this.#connections.get(adoptable.runnerId);
+    if (!connection) return Promise.resolve(runnerLost('the runner holding the turn disconnected'));
+    const result = this.#track(turnId, threadId, connection.runnerId, fromIndex, onEvent);
+    this.#send(connection, { type: 'attach', turn_id: turnId, from_index: fromIndex });
+    return result;
+  }
+
+  release(turnId: string): void {
+    const turn = this.#turns.get(turnId);
+    if (!turn) return;
+    this.#turns.delete(turnId);
+    clearTimeout(turn.lost);
+    const connection = this.#connections.get(turn.runnerId);
+    if (connection) this.#send(connection, { type: 'ack', turn_id: turnId, index: turn.next - 1 });
+  }
+
+  interrupt(threadId: string, turnId: string): void {
+    const turn = this.#turns.get(turnId);
+    if (turn) turn.interrupted = true;
+    const connection = this.#connections.get(turn?.runnerId ?? this.#sandboxes.get(threadId) ?? '');
+    if (connection) this.#send(connection, { type: 'interrupt', thread_id: threadId, turn_id: turnId });
+  }
+
+  steer(threadId: string, turnId: string, messages: { id: string; content: string }[]): Promise<boolean> {
+    const turn = this.#turns.get(turnId);
+    const connection = turn && this.#connections.get(turn.runnerId);
+    if (!connection) return Promise.resolve(false);
+    const req = ++this.#req;
+    return new Promise((resolve) => {
+      this.#steers.set(req, { runnerId: connection.runnerId, resolve });
+      this.#send(connection, { type: 'steer', req, thread_id: threadId, turn_id: turnId, messages });
+    });
+  }
+
+  #track(turnId: string, threadId: string, runnerId: string, next: number, onEvent: TurnEventSink) {
+    return new Promise<TurnResult>((resolve) => {
+      this.#turns.set(turnId, {
+        threadId,
+        runnerId,
+        next,
+        onEvent,
+        chain: Promise.resolve(),
+        interrupted: false,
+        resolve,
+      });
+    });
+  }
+
+  async #hello(connection: Connection, hello: Extract<RunnerMessage, { type: 'hello' }>): Promise<void> {
+    const previous = this.#connections.get(connection.runnerId);
+    if (previous) {
+      this.#gone(previous);
+      previous.socket.close(1000, 'replaced by a newer connection');
+    }
+    this.#connections.set(connection.runnerId, connection);
+    for (const [threadId, runnerId] of this.#sandboxes) {
+      if (runnerId === connection.runnerId) this.#sandboxes.delete(threadId);
+    }
+    for (const threadId of hello.sandboxes) this.#sandboxes.set(threadId, connection.runnerId);
+    this.#options.logger.info(
+      { runner_id: connection.runnerId, sandboxes: hello.sandboxes.length, turns: hello.turns.length },
+      'runner connected',
+    );
+    const held = new Set(hello.turns.map((t) => t.turn_id));
+    for (const [turnId, turn] of this.#turns) {
+      if (turn.runnerId !== connection.runnerId) continue;
+      if (held.has(turnId)) {
+        // The same runner came back: pick up where this server's store left off.
+        clearTimeout(turn.lost);
+        turn.lost = undefined;
+        this.#send(connection, { type: 'attach', turn_id: turnId, from_index: turn.next });
+        if (turn.interrupted)
+          this.#send(connection, { type: 'interrupt', thread_id: turn.threadId, turn_id: turnId });
+      } else {
+        this.#end(turnId, runnerLost('the runner restarted and no longer has the turn'));
+      }
+    }
+    for (const resolve of this.#waiting.splice(0)) resolve();
+    for (const { turn_id: turnId, thread_id: threadId } of hello.turns) {
+      if (this.#turns.has(turnId)) continue;
+      this.#adoptable.set(turnId, { threadId, runnerId: connection.runnerId });
+      const adopted = await this.adopt({ turnId, threadId, runnerId: connection.runnerId }).catch(
+        (error: unknown) => {
+          this.#options.logger.error({ err: error, turn_id: turnId }, 'adopting a turn failed');
+          return false;
+        },
+      );
+      if (!adopted) {
+        this.#adoptable.delete(turnId);
+        this.#send(connection, { type: 'abandon', turn_id: turnId });
+      }
+    }
+  }
+
+  #route(connection: Connection, message: RunnerMessage): void {
+    switch (message.type) {
+      case 'ensure.status':
+        this.#ensures.get(message.req)?.options.onStatus(message.status);
+        return;
+      case 'ensure.output':
+        this.#ensures
+          .get(message.req)
+          ?.options.onEntrypointOutput(message.stream, message.text, message.exit_code);
+        return;
+      case 'ensure.done':
+        this.#ensures.get(message.req)?.done(message.error);
+        this.#ensures.delete(message.req);
+        return;
+      case 'sandbox.gone':
+        if (this.#sandboxes.get(message.thread_id) === connection.runnerId)
+          this.#sandboxes.delete(message.thread_id);
+        return;
+      case 'steer.result':
+        this.#steers.get(message.req)?.resolve(message.taken);
+        this.#steers.delete(message.req);
+        return;
+      case 'turn.event':
+      case 'turn.result': {
+        const turn = this.#turns.get(message.turn_id);
+        // Below `next`: a replay of what this server has; above it cannot happen on an ordered socket.
+        if (!turn || turn.runnerId !== connection.runnerId || message.index !== turn.next) return;
+        turn.next++;
+        const { index } = message;
+        if (message.type === 'turn.event') {
+          const { event } = message;
+          turn.chain = turn.chain.then(async () => {
+            await turn.onEvent(event, index);
+            const current = this.#connections.get(turn.runnerId);
+            if (current) this.#send(current, { type: 'ack', turn_id: message.turn_id, index });
+          });
+        } else {
+          const { result } = message;
+          void turn.chain.then(() => turn.resolve(result));
+        }
+        return;
+      }
+      case 'hello':
+        return;
+    }
+  }
+
+  /** A runner disconnected: its boots and steering fail now; its turns wait for it (or a restart) a while. */
+  #gone(connection: Connection): void {
+    this.#connections.delete(connection.runnerId);
+    this.#options.logger.warn({ runner_id: connection.runnerId }, 'runner disconnected');
+    for (const [req, ensure] of this.#ensures) {
+      if (ensure.runnerId !== connection.runnerId) continue;
+      this.#ensures.delete(req);
+      ensure.done('the runner disconnected while the sandbox booted');
+    }
+    for (const [req, steer] of this.#steers) {
+      if (steer.runnerId !== connection.runnerId) continue;
+      this.#steers.delete(req);
+      steer.resolve(false);
+    }
+    for (const [turnId, turn] of this.#turns) {
+      if (turn.runnerId !== connection.runnerId || turn.lost) continue;
+      turn.lost = setTimeout(
+        () => this.#end(turnId, runnerLost('the runner did not come back')),
+        this.#options.lostAfterMs,
+      );
+      turn.lost.unref();
+    }
+  }
+
+  #end(turnId: string, result: TurnResult): void {
+    const turn = this.#turns.get(turnId);
+    if (!turn) return;
+    this.#turns.delete(turnId);
+    clearTimeout(turn.lost);
+    void turn.chain.then(() => turn.resolve(result));
+  }
+
+  async #pickRunner(threadId: string): Promise<Connection> {
+    const deadline = Date.now() + (this.#options.waitForRunnerMs ?? 30_000);
+    for (;;) {
+      const placed = this.#sandboxes.get(threadId);
+      const connection = (placed && this.#connections.get(placed)) ?? this.#connections.values().next().value;
+      if (connection) return connection;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error('no sandbox runner is connected to this server');
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.#waiting.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  #send(connection: Connection, message: ServerMessage): void {
+    connection.socket.send(JSON.stringify(message));
+  }
+}
+
+function runnerLost(message: string): TurnResult {
+  return {
+    stopReason: 'error',
+    messages: [],
+    lastAssistantText: '',
+    error: { code: 'runner_lost', message, retryable: true },
+  };
+}

@@ -1,0 +1,48 @@
+import { join } from 'node:path';
+import { newId } from '@paddock/protocol';
+import { RunnerLink } from '@paddock/sandbox';
+import type { Config } from './config.ts';
+import { createLogger } from './logger.ts';
+import { loadRunnerToken } from './runner-token.ts';
+import { createRunner } from './sandbox-host.ts';
+
+/**
+ * `paddock runner`: hosts sandboxes in a process of its own, connected to the server at
+ * PADDOCK_SERVER_URL. Turns go on while the server restarts; the restarted server adopts them.
+ */
+export async function runRunner(config: Config): Promise<void> {
+  const logger = createLogger(config.PADDOCK_LOG_LEVEL);
+  const server = new URL(config.PADDOCK_SERVER_URL);
+  const token = loadRunnerToken(config.PADDOCK_RUNNER_TOKEN, config.dataDir, false);
+  const { runner, isolation } = await createRunner({
+    mode: config.PADDOCK_SANDBOX,
+    stateDir: join(config.dataDir, 'sandboxes'),
+    apiTarget: { host: server.hostname.replace(/^\[|\]$/g, ''), port: Number(server.port || 80) },
+    sandboxUid: config.PADDOCK_SANDBOX_UID,
+    logger,
+    // A sandbox's model call waits out a server restart rather than failing the turn.
+    apiConnectRetryMs: config.PADDOCK_ADOPTION_WINDOW_MS,
+  });
+  const runnerId = `runner-${newId()}`;
+  const link = new RunnerLink({
+    runner,
+    serverUrl: server.origin,
+    token,
+    runnerId,
+    log: (level, message) => logger[level]({ component: 'runner' }, message),
+  });
+  link.start();
+  logger.info({ runner_id: runnerId, server: server.origin, sandbox: isolation }, 'paddock runner started');
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'runner shutting down; its sandboxes stop');
+    link.close();
+    await runner.shutdown();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}

@@ -1,0 +1,210 @@
+import WebSocket from 'ws';
+import type { Runner, RunnerLog } from '../runner.ts';
+import { type RunnerMessage, runnerLinkPath, type ServerMessage, type TurnEntry } from './protocol.ts';
+
+export interface RunnerLinkOptions {
+  runner: Runner;
+  /** The Paddock server as this host reaches it, e.g. `http://127.0.0.1:8787`. */
+  serverUrl: string;
+  token: string;
+  runnerId: string;
+  log?: RunnerLog;
+  /** Pause between connection attempts while the server is unreachable. */
+  reconnectMs?: number;
+}
+
+/** What the runner keeps of one turn until the server has stored it. */
+interface Journal {
+  threadId: string;
+  /** Produced, not yet acknowledged. */
+  entries: TurnEntry[];
+  next: number;
+  /** The server on the current connection wants this turn's messages (it sent the turn, or `attach`). */
+  attached: boolean;
+  abandoned: boolean;
+  /** The turn's result is among the entries (or was acknowledged). */
+  done: boolean;
+}
+
+/**
+ * The runner's end of the link to the server (`paddock runner`): it owns the sandboxes, so turns go
+ * on running while the server restarts; it reconnects, says which turns it holds, and replays what
+ * the server has not stored yet.
+ */
+export class RunnerLink {
+  readonly #options: RunnerLinkOptions;
+  readonly #log: RunnerLog;
+  readonly #journals = new Map<string, Journal>();
+  #socket: WebSocket | undefined;
+  #closed = false;
+  #unreachableLogged = false;
+  #retry: NodeJS.Timeout | undefined;
+
+  constructor(options: RunnerLinkOptions) {
+    this.#options = options;
+    this.#log = options.log ?? (() => {});
+  }
+
+  start(): void {
+    this.#connect();
+  }
+
+  get connected(): boolean {
+    return this.#socket !== undefined;
+  }
+
+  close(): void {
+    this.#closed = true;
+    clearTimeout(this.#retry);
+    this.#socket?.close();
+  }
+
+  #connect(): void {
+    const url = new URL(runnerLinkPath, this.#options.serverUrl.replace(/^http/, 'ws'));
+    const ws = new WebSocket(url, { headers: { authorization: `Bearer ${this.#options.token}` } });
+    ws.on('open', () => {
+      this.#socket = ws;
+      this.#unreachableLogged = false;
+      this.#log('info', `connected to ${this.#options.serverUrl}`);
+      this.#send({
+        type: 'hello',
+        runner_id: this.#options.runnerId,
+        sandboxes: this.#options.runner.threadIds(),
+        turns: [...this.#journals].map(([turnId, j]) => ({ turn_id: turnId, thread_id: j.threadId })),
+      });
+    });
+    ws.on('message', (data) => {
+      void this.#handle(JSON.parse(String(data)) as ServerMessage).catch((error: unknown) =>
+        this.#log('error', `runner link: ${error instanceof Error ? error.message : String(error)}`),
+      );
+    });
+    ws.on('error', (error) => {
+      if (this.#unreachableLogged) return;
+      this.#unreachableLogged = true;
+      this.#log('warn', `server ${this.#options.serverUrl} unreachable (${error.message}); retrying`);
+    });
+    ws.on('close', (code) => {
+      if (this.#socket === ws) {
+        this.#socket = undefined;
+        for (const journal of this.#journals.values()) journal.attached = false;
+        this.#log('warn', `disconnected from the server (${code}); turns keep running`);
+      }
+      if (!this.#closed) this.#retry = setTimeout(() => this.#connect(), this.#options.reconnectMs ?? 250);
+    });
+  }
+
+  #send(message: RunnerMessage): void {
+    this.#socket?.send(JSON.stringify(message));
+  }
+
+  async #handle(message: ServerMessage): Promise<void> {
+    const { runner } = this.#options;
+    switch (message.type) {
+      case 'ensure': {
+        let booting = true;
+        try {
+          await runner.ensure(message.thread_id, {
+            workspaceDir: message.workspace_dir,
+            env: { ...message.env, PADDOCK_API_URL: this.#options.serverUrl },
+            size: message.size,
+            entrypoint: message.entrypoint,
+            onStatus: (status) =>
+              this.#send(
+                booting
+                  ? { type: 'ensure.status', req: message.req, status }
+                  : { type: 'sandbox.gone', thread_id: message.thread_id, status },
+              ),
+            onEntrypointOutput: (stream, text, exitCode) =>
+              this.#send({ type: 'ensure.output', req: message.req, stream, text, exit_code: exitCode }),
+          });
+          this.#send({ type: 'ensure.done', req: message.req });
+        } catch (error) {
+          this.#send({
+            type: 'ensure.done',
+            req: message.req,
+            error: String((error as Error).message ?? error),
+          });
+        } finally {
+          booting = false;
+        }
+        return;
+      }
+      case 'turn': {
+        const turnId = message.command.turn_id;
+        const journal: Journal = {
+          threadId: message.thread_id,
+          entries: [],
+          next: 0,
+          attached: true,
+          abandoned: false,
+          done: false,
+        };
+        this.#journals.set(turnId, journal);
+        const active = runner.activeTurn(message.thread_id);
+        if (active) {
+          const busy = `the sandbox is still running an earlier turn (active_run_id ${active}), usually one a control-plane restart left behind without adopting it`;
+          const error = { code: 'sandbox_busy', message: busy, retryable: true };
+          this.#record(turnId, journal, {
+            type: 'turn.result',
+            turn_id: turnId,
+            result: { stopReason: 'error', messages: [], lastAssistantText: '', error },
+          });
+          return;
+        }
+        const result = await runner.runTurn(
+          message.thread_id,
+          { type: 'turn', ...message.command },
+          (event) => this.#record(turnId, journal, { type: 'turn.event', turn_id: turnId, event }),
+        );
+        this.#record(turnId, journal, { type: 'turn.result', turn_id: turnId, result });
+        return;
+      }
+      case 'attach': {
+        const journal = this.#journals.get(message.turn_id);
+        if (!journal) return;
+        journal.attached = true;
+        for (const entry of journal.entries) if (entry.index >= message.from_index) this.#send(entry);
+        return;
+      }
+      case 'ack': {
+        const journal = this.#journals.get(message.turn_id);
+        if (!journal) return;
+        journal.entries = journal.entries.filter((e) => e.index > message.index);
+        if (journal.done && journal.entries.length === 0) {
+          this.#journals.delete(message.turn_id);
+        }
+        return;
+      }
+      case 'abandon': {
+        const journal = this.#journals.get(message.turn_id);
+        if (!journal) return;
+        journal.abandoned = true;
+        journal.entries = [];
+        runner.interrupt(journal.threadId, message.turn_id);
+        if (journal.done) this.#journals.delete(message.turn_id);
+        return;
+      }
+      case 'interrupt':
+        runner.interrupt(message.thread_id, message.turn_id);
+        return;
+      case 'steer': {
+        const taken = await runner.steer(message.thread_id, message.turn_id, message.messages);
+        this.#send({ type: 'steer.result', req: message.req, taken });
+        return;
+      }
+    }
+  }
+
+  #record(turnId: string, journal: Journal, entry: DistributiveOmit<TurnEntry, 'index'>): void {
+    if (entry.type === 'turn.result') journal.done = true;
+    if (journal.abandoned) {
+      if (journal.done) this.#journals.delete(turnId);
+      return;
+    }
+    const indexed = { ...entry, index: journal.next++ } as TurnEntry;
+    journal.entries.push(indexed);
+    if (journal.attached) this.#send(indexed);
+  }
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
