@@ -6,6 +6,7 @@ import type { Ctx } from '../context.ts';
 import { PaddockError, threadNotFound } from '../errors.ts';
 import { deliverMessages } from './deliver-messages.ts';
 import { ensureQueuedTurn, type QueuedMessage, queueInput } from './queue-input.ts';
+import { requireInService } from './recovery.ts';
 import { steeringTarget } from './steering-target.ts';
 
 export interface AppendResult {
@@ -41,6 +42,8 @@ export async function appendMessages({
     const at = timestamp();
     const thread = await lockThread(trx, threadId, at);
     if (!thread) throw threadNotFound();
+    // Only `run` asks for work; without it the messages are just kept, which a task under recovery allows.
+    if (input.run) requireInService(thread);
     const busy = (await findActiveTurns(trx, threadId)).length > 0;
     if (!busy && !input.run) {
       const queued = input.messages.map((m) => ({ id: newId(), role: m.role, content: m.content }));
