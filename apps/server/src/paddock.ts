@@ -6,6 +6,7 @@ import {
   createProviderPolicy,
   createSecretBox,
   createTurnExecutor,
+  type Faults,
   type SandboxHost,
   type Services,
 } from '@paddock/core';
@@ -32,7 +33,10 @@ export interface Paddock {
 }
 
 /** Builds every adapter once from the parsed config, starts the server and the turn worker. */
-export async function startPaddock(config: Config, options: { logger?: Logger } = {}): Promise<Paddock> {
+export async function startPaddock(
+  config: Config,
+  options: { logger?: Logger; faults?: Faults } = {},
+): Promise<Paddock> {
   const logger = options.logger ?? createLogger(config.PADDOCK_LOG_LEVEL);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const store = await openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.dataDir });
@@ -60,6 +64,7 @@ export async function startPaddock(config: Config, options: { logger?: Logger } 
     workspacesDir: join(config.dataDir, 'workspaces'),
     defaultModel: models.defaultModel,
     log: logger,
+    faults: options.faults,
   };
   // Detached runners host the sandboxes in their own processes, so turns outlive a server restart.
   const hub =

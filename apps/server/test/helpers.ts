@@ -41,6 +41,15 @@ export function agentSpec(overrides: Record<string, unknown> = {}) {
   return { instructions: 'You are a test agent.', ...overrides };
 }
 
+/** Creates a thread with no input, so no turn runs until the test sends one; answers its id. */
+export async function createIdleThread(server: TestServer): Promise<string> {
+  const { thread_id } = await json<{ thread_id: string }>(
+    await server.request('POST', '/v2/threads', { body: { agent: agentSpec() } }),
+    201,
+  );
+  return thread_id;
+}
+
 /** Waits until the thread's event log holds an event of this type. */
 export async function eventSeen(server: TestServer, threadId: string, type: string): Promise<void> {
   const until = Date.now() + 10_000;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentSpec, allEvents, eventSeen, json, settled, transcript, turnStarted } from './helpers.ts';
+import { allEvents, createIdleThread, eventSeen, json, settled, transcript, turnStarted } from './helpers.ts';
 
 interface Receipt {
   id: string;
@@ -27,13 +27,7 @@ describe.each(testDatabases())('task inputs on $name', (database) => {
   });
   afterAll(() => server.close());
 
-  async function idleThread(): Promise<string> {
-    const { thread_id } = await json<{ thread_id: string }>(
-      await server.request('POST', '/v2/threads', { body: { agent: agentSpec() } }),
-      201,
-    );
-    return thread_id;
-  }
+  const idleThread = () => createIdleThread(server);
 
   const post = (taskId: string, body: unknown) =>
     server.request('POST', `/v2/tasks/${taskId}/inputs`, { body });

@@ -3,6 +3,7 @@ import type { EventLog, TurnWorker } from '@paddock/runtime';
 import type { Store } from '@paddock/store';
 import type { ProviderPolicy } from './agents/provider-policy.ts';
 import type { SecretBox } from './crypto/secret-box.ts';
+import type { Faults } from './faults.ts';
 import type { SandboxHost } from './turns/sandbox-host.ts';
 
 /** Who is calling: the user, and the credential they called with (its scopes and resource binding). */
@@ -33,6 +34,8 @@ export interface Services {
   workspacesDir: string;
   defaultModel: string;
   log: Logger;
+  /** Test-only fault injection; undefined in production. */
+  faults?: Faults;
 }
 
 export interface Logger {

@@ -1,11 +1,13 @@
 import type { Kysely } from 'kysely';
 import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration';
 import * as foundation from './migrations/0001-foundation.ts';
+import * as stopStates from './migrations/0002-stop-states.ts';
 import * as detachedRunners from './migrations/0003-detached-runners.ts';
 
 /** Migrations are listed in code (no directory scan), so the set is the same wherever the store runs. */
 const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
+  '0002-stop-states': stopStates,
   '0003-detached-runners': detachedRunners,
 };
 

@@ -82,6 +82,10 @@ export interface ThreadsTable {
   last_seq: Generated<number>;
   last_position: Generated<number>;
   last_input_sequence: Generated<number>;
+  /** Operator recovery (spec: Stop errors): `quarantined` or `retired`; null while the task is usable. */
+  recovery_state: string | null;
+  /** Where a task under recovery continues, when the operator named one. */
+  replacement_task_id: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -119,6 +123,10 @@ export interface TurnsTable {
   lease_owner: string | null;
   lease_expires_at: string | null;
   cancel_requested: Generated<number>;
+  /** `running`, or `finalizing` once the result is back and the settle has not committed yet. */
+  phase: Generated<string>;
+  /** 0 when the runtime reported, as the turn started, that it cannot interrupt it safely. */
+  interruptible: Generated<number>;
   stop_reason: string | null;
   created_at: string;
   started_at: string | null;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Faults } from '@paddock/core';
 import { parseConfig } from '@paddock/server/config';
 import { type Paddock, startPaddock } from '@paddock/server/paddock';
 import { createPostgresDatabase, type TestDatabase } from './databases.ts';
@@ -21,10 +22,14 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** Starts a real Paddock server on an ephemeral loopback port with its own data dir and database. */
+/**
+ * Starts a real Paddock server on an ephemeral loopback port with its own data dir and database;
+ * `faults` are the test-only hooks of core's `Faults`.
+ */
 export async function startTestServer(
   database: TestDatabase,
   env: Record<string, string> = {},
+  options: { faults?: Faults } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'paddock-test-'));
   const postgres = database.name === 'postgres' ? await createPostgresDatabase(database.adminUrl) : undefined;
@@ -42,7 +47,7 @@ export async function startTestServer(
     PADDOCK_SANDBOX: process.env.PADDOCK_TEST_SANDBOX ?? 'auto',
     ...env,
   });
-  const paddock = await startPaddock(config);
+  const paddock = await startPaddock(config, { faults: options.faults });
   return {
     paddock,
     url: paddock.url,

@@ -5,6 +5,7 @@ import type { Ctx } from '../context.ts';
 import { PaddockError, threadNotFound } from '../errors.ts';
 import { inputMessages, toReceipt } from '../threads/input-receipt.ts';
 import { ensureQueuedTurn, queueInput, refuseWhileAwaitingAdoption } from '../threads/queue-input.ts';
+import { requireInService } from '../threads/recovery.ts';
 import { steeringTarget } from '../threads/steering-target.ts';
 
 /**
@@ -28,6 +29,7 @@ export async function submitTaskInput({
     const at = timestamp();
     const thread = await lockThread(trx, taskId, at);
     if (!thread) throw threadNotFound();
+    requireInService(thread);
     const existing = await findInput(trx, input.input_id);
     if (existing) {
       if (existing.thread_id !== taskId || !sameMessages(existing, messages)) {

@@ -11,6 +11,7 @@ import {
   queueInput,
   refuseWhileAwaitingAdoption,
 } from './queue-input.ts';
+import { requireInService } from './recovery.ts';
 import { steeringTarget } from './steering-target.ts';
 
 export interface AppendResult {
@@ -46,6 +47,8 @@ export async function appendMessages({
     const at = timestamp();
     const thread = await lockThread(trx, threadId, at);
     if (!thread) throw threadNotFound();
+    // Only `run` asks for work; without it the messages are just kept, which a task under recovery allows.
+    if (input.run) requireInService(thread);
     const active = await findActiveTurns(trx, threadId);
     const busy = active.length > 0;
     if (input.run) refuseWhileAwaitingAdoption(active, at);

@@ -55,6 +55,8 @@ export async function createThread({
       last_seq: 0,
       last_position: 0,
       last_input_sequence: 0,
+      recovery_state: null,
+      replacement_task_id: null,
       created_at: at,
       updated_at: at,
     };

@@ -11,12 +11,14 @@ import {
   lockThread,
   requestCancel,
   type ThreadRow,
+  type TurnRow,
   updateThread,
 } from '@paddock/store';
 import { reachableThread, requireScope } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError, threadNotFound } from '../errors.ts';
 import { toReceipt } from './input-receipt.ts';
+import { requireInService } from './recovery.ts';
 
 /**
  * Stop: cancels the running turn and the pending inputs of the current generation, then advances
@@ -40,6 +42,7 @@ export async function interruptThread({
       const at = timestamp();
       const thread = await lockThread(trx, threadId, at);
       if (!thread) throw threadNotFound();
+      requireInService(thread);
       const agent = (await findAgent(trx, thread.agent_id))!;
       const generation = expectedGeneration ?? thread.generation;
       if (generation > thread.generation) {
@@ -66,6 +69,8 @@ export async function interruptThread({
           'the running turn is outside any live lease (awaiting adoption after a control-plane restart); nothing was cancelled',
         );
       }
+      // Checked before any cancellation, so a refused Stop changes nothing.
+      requireInterruptible(active.find((t) => t.status === 'running'));
       let runningTurnId: string | undefined;
       for (const turn of active) {
         if (turn.status === 'running') {
@@ -106,6 +111,23 @@ export async function interruptThread({
   const { record, runningTurnId } = answer;
   if (runningTurnId) ctx.worker?.cancel(runningTurnId);
   return record;
+}
+
+/** Refuses a Stop the running turn cannot take now (spec: Stop errors); the caller retries the same Stop. */
+function requireInterruptible(running: TurnRow | undefined): void {
+  if (running?.phase === 'finalizing') {
+    throw new PaddockError(
+      'turn_interrupt_pending',
+      'the running turn is finalizing; retry the same Stop with the same expected_generation',
+      { retryAfter: 1 },
+    );
+  }
+  if (running?.interruptible === 0) {
+    throw new PaddockError(
+      'turn_interrupt_unsupported',
+      'the runtime cannot safely interrupt the running turn; retry the same Stop once it finishes',
+    );
+  }
 }
 
 async function taskRecord(

@@ -65,6 +65,11 @@ export interface SandboxHost {
   /** The turn's result is stored; the host may forget the turn. */
   release?(turnId: string): void;
   interrupt(threadId: string, turnId: string): void;
+  /**
+   * Whether this host can interrupt the thread's turns safely; asked as a turn starts and recorded
+   * on it, so a Stop on any node knows. Absent means it can.
+   */
+  canInterrupt?(threadId: string): boolean;
   /** Offers messages to the thread's running turn (native steering); false when it did not take them. */
   steer(threadId: string, turnId: string, messages: { id: string; content: string }[]): Promise<boolean>;
 }

@@ -16,6 +16,8 @@ import {
   listQueuedInputs,
   lockThread,
   markInputsSubmitted,
+  markTurnFinalizing,
+  markTurnUninterruptible,
   requeueInput,
   revokeThreadTokens,
   setRunner,
@@ -57,6 +59,11 @@ export function createTurnExecutor(services: Services): TurnExecutor {
   const { store, events, sandboxes, log } = services;
   /** Turns followed here; `handedOver` settles once the turn is in its sandbox (or will never be). */
   const following = new Map<string, { handedOver: Promise<void>; handOver(): void }>();
+  /** Whether the runtime can interrupt the thread's turns safely (a test fault can say it cannot). */
+  const canInterrupt = (threadId: string) =>
+    (services.faults?.canInterrupt
+      ? services.faults.canInterrupt(threadId)
+      : sandboxes.canInterrupt?.(threadId)) ?? true;
 
   async function begin(turn: TurnRow): Promise<ThreadRow | undefined> {
     const started = await store.transaction(async (trx) => {
@@ -66,6 +73,9 @@ export function createTurnExecutor(services: Services): TurnExecutor {
       if (!thread || !current || current.cancel_requested === 1) return undefined;
       const runnerId = sandboxes.runnerFor(thread.id);
       if (runnerId !== undefined) await setRunner(trx, turn.id, runnerId);
+      // Recorded under the thread lock as the turn starts, so a Stop on any node reads it; a Stop
+      // before this point cancels a turn that never reached the runtime.
+      if (!canInterrupt(thread.id)) await markTurnUninterruptible(trx, turn.id);
       const inputs = await listQueuedInputs(trx, thread.id);
       const messages = inputs.flatMap((i) => JSON.parse(i.messages) as QueuedMessage[]);
       const drafts = await deliverMessages(trx, thread.id, messages, turn.id, at);
@@ -178,7 +188,13 @@ export function createTurnExecutor(services: Services): TurnExecutor {
     }
     if (result.stopReason === 'error' && result.error && !sawError)
       void emit({ type: 'error', data: result.error });
+    // The result is back: a Stop can no longer change how this turn ends, so until the settle
+    // commits it answers turn_interrupt_pending. Failing to record that must not lose the result.
+    await markTurnFinalizing(store.db, turn.id).catch((err) =>
+      log.error({ err, thread_id: thread.id }, 'marking a turn finalizing failed'),
+    );
     await chain;
+    await services.faults?.beforeSettle?.(turn.id);
     await settleTurn(services, { turn, thread, model, result });
     sandboxes.release?.(turn.id);
     following.delete(turn.id);

@@ -30,6 +30,23 @@ export async function updateThread(db: Db, id: string, patch: Updateable<Threads
   await db.updateTable('threads').set(patch).where('id', '=', id).execute();
 }
 
+export type RecoveryState = 'quarantined' | 'retired';
+
+/**
+ * An operator action: takes the task out of service. Its messages stay; Stop and new inputs answer
+ * `task_recovery_required`, naming the replacement task when there is one.
+ */
+export async function quarantineThread(
+  db: Db,
+  id: string,
+  recovery: { state: RecoveryState; replacementTaskId: string | null },
+): Promise<void> {
+  await updateThread(db, id, {
+    recovery_state: recovery.state,
+    replacement_task_id: recovery.replacementTaskId,
+  });
+}
+
 type ThreadCounter = 'last_seq' | 'last_position' | 'last_input_sequence';
 
 /**

@@ -7,7 +7,7 @@ export type TurnRow = Selectable<TurnsTable>;
 /** Queues a turn for the thread unless one is already queued (at most one waits; it takes every input). */
 export async function enqueueTurn(
   db: Db,
-  turn: Omit<TurnRow, 'cancel_requested' | 'runner_id' | 'event_cursor'>,
+  turn: Omit<TurnRow, 'cancel_requested' | 'runner_id' | 'event_cursor' | 'phase' | 'interruptible'>,
 ): Promise<boolean> {
   const result = await db
     .insertInto('turns')
@@ -108,6 +108,24 @@ export async function finishTurn(
 
 export async function requestCancel(db: Db, id: string): Promise<void> {
   await db.updateTable('turns').set({ cancel_requested: 1 }).where('id', '=', id).execute();
+}
+
+/**
+ * The running turn's result is back and only its settle remains: a Stop now could no longer change
+ * how it ends, so it answers `turn_interrupt_pending` until the settle commits.
+ */
+export async function markTurnFinalizing(db: Db, id: string): Promise<void> {
+  await db
+    .updateTable('turns')
+    .set({ phase: 'finalizing' })
+    .where('id', '=', id)
+    .where('status', '=', 'running')
+    .execute();
+}
+
+/** The runtime running the turn cannot interrupt it safely: a Stop refuses instead of cancelling. */
+export async function markTurnUninterruptible(db: Db, id: string): Promise<void> {
+  await db.updateTable('turns').set({ interruptible: 0 }).where('id', '=', id).execute();
 }
 
 /**

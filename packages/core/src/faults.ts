@@ -1,0 +1,10 @@
+/**
+ * Test-only hooks that hold or bend the service at points a test cannot reach through HTTP alone.
+ * Production wiring never sets them; every call site treats an absent hook as "carry on".
+ */
+export interface Faults {
+  /** Awaited after a turn is marked `finalizing` and before its settle transaction runs. */
+  beforeSettle?(turnId: string): Promise<void>;
+  /** Overrides what the sandbox host reports about interrupting the thread's turns safely. */
+  canInterrupt?(threadId: string): boolean;
+}
