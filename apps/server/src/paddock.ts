@@ -111,7 +111,11 @@ export async function startPaddock(
   });
   services.worker = worker;
   services.steering = executor;
-  if (hub) hub.adopt = (turn) => worker.adopt(turn.turnId, turn.runnerId, executor.resume);
+  if (hub) {
+    hub.adopt = (turn) => worker.adopt(turn.turnId, turn.runnerId, executor.resume);
+    hub.reconcile = (runnerId, held) =>
+      worker.reconcile(runnerId, held, (turn) => executor.settleLost(turn, runnerId));
+  }
   worker.start();
   logger.info({ url, database: store.dialect, sandbox: sandboxes.isolation }, 'paddock is listening');
 

@@ -48,7 +48,7 @@ export class RunnerHub implements SandboxHost {
   readonly #adoptable = new Map<string, { threadId: string; runnerId: string }>();
   readonly #ensures = new Map<
     number,
-    { runnerId: string; options: EnsureOptions; done(error?: string): void }
+    { runnerId: string; options: EnsureOptions; done(outcome: { booted: boolean; error?: string }): void }
   >();
   readonly #steers = new Map<number, { runnerId: string; resolve(taken: boolean): void }>();
   #waiting: (() => void)[] = [];
@@ -56,6 +56,8 @@ export class RunnerHub implements SandboxHost {
   /** Set by the wiring: takes over a turn a runner holds that no turn here is waiting for. */
   adopt: (turn: { turnId: string; threadId: string; runnerId: string }) => Promise<boolean> = async () =>
     false;
+  /** Set by the wiring: the runner holds only these turns; the store's others on it cannot finish. */
+  reconcile: (runnerId: string, held: ReadonlySet<string>) => Promise<void> = async () => {};
 
   constructor(options: RunnerHubOptions) {
     this.#options = options;
@@ -91,15 +93,15 @@ export class RunnerHub implements SandboxHost {
     return runnerId !== undefined && this.#connections.has(runnerId);
   }
 
-  async ensure(threadId: string, options: EnsureOptions): Promise<void> {
-    if (this.isRunning(threadId)) return;
+  async ensure(threadId: string, options: EnsureOptions): Promise<boolean> {
+    if (this.isRunning(threadId)) return false;
     const connection = await this.#pickRunner(threadId);
     const req = ++this.#req;
-    await new Promise<void>((resolve, reject) => {
+    const booted = await new Promise<boolean>((resolve, reject) => {
       this.#ensures.set(req, {
         runnerId: connection.runnerId,
         options,
-        done: (error) => (error === undefined ? resolve() : reject(new Error(error))),
+        done: ({ booted, error }) => (error === undefined ? resolve(booted) : reject(new Error(error))),
       });
       this.#send(connection, {
         type: 'ensure',
@@ -112,6 +114,7 @@ export class RunnerHub implements SandboxHost {
       });
     });
     this.#sandboxes.set(threadId, connection.runnerId);
+    return booted;
   }
 
   runTurn(threadId: string, command: Parameters<SandboxHost['runTurn']>[1], onEvent: TurnEventSink) {
@@ -144,6 +147,11 @@ export class RunnerHub implements SandboxHost {
     clearTimeout(turn.lost);
     const connection = this.#connections.get(turn.runnerId);
     if (connection) this.#send(connection, { type: 'ack', turn_id: turnId, index: turn.next - 1 });
+  }
+
+  interruptOrphan(threadId: string): void {
+    const connection = this.#connections.get(this.#sandboxes.get(threadId) ?? '');
+    if (connection) this.#send(connection, { type: 'interrupt-orphan', thread_id: threadId });
   }
 
   interrupt(threadId: string, turnId: string): void {
@@ -222,6 +230,12 @@ export class RunnerHub implements SandboxHost {
         this.#send(connection, { type: 'abandon', turn_id: turnId });
       }
     }
+    await this.reconcile(connection.runnerId, held).catch((error: unknown) =>
+      this.#options.logger.error(
+        { err: error, runner_id: connection.runnerId },
+        'settling lost turns failed',
+      ),
+    );
   }
 
   #route(connection: Connection, message: RunnerMessage): void {
@@ -235,7 +249,7 @@ export class RunnerHub implements SandboxHost {
           ?.options.onEntrypointOutput(message.stream, message.text, message.exit_code);
         return;
       case 'ensure.done':
-        this.#ensures.get(message.req)?.done(message.error);
+        this.#ensures.get(message.req)?.done(message);
         this.#ensures.delete(message.req);
         return;
       case 'sandbox.gone':
@@ -278,7 +292,7 @@ export class RunnerHub implements SandboxHost {
     for (const [req, ensure] of this.#ensures) {
       if (ensure.runnerId !== connection.runnerId) continue;
       this.#ensures.delete(req);
-      ensure.done('the runner disconnected while the sandbox booted');
+      ensure.done({ booted: false, error: 'the runner disconnected while the sandbox booted' });
     }
     for (const [req, steer] of this.#steers) {
       if (steer.runnerId !== connection.runnerId) continue;

@@ -2,6 +2,9 @@ import type { ThreadEvent } from '@paddock/protocol';
 import type { TestServer } from '@paddock/testing/server';
 import { expect } from 'vitest';
 
+/** Anything that answers API requests: an in-process test server or a deployment of processes. */
+type Api = Pick<TestServer, 'request'>;
+
 export async function json<T = Record<string, unknown>>(response: Response, status: number): Promise<T> {
   const body = await response.text();
   expect(response.status, body).toBe(status);
@@ -9,7 +12,7 @@ export async function json<T = Record<string, unknown>>(response: Response, stat
 }
 
 /** Waits until the thread is settled (not running) and answers it. */
-export async function settled(server: TestServer, threadId: string, timeoutMs = 20_000) {
+export async function settled(server: Api, threadId: string, timeoutMs = 20_000) {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const thread = await json<{ status: string; title: string; agent_id: string }>(
@@ -22,7 +25,7 @@ export async function settled(server: TestServer, threadId: string, timeoutMs = 
   }
 }
 
-export async function allEvents(server: TestServer, threadId: string): Promise<ThreadEvent[]> {
+export async function allEvents(server: Api, threadId: string): Promise<ThreadEvent[]> {
   const page = await json<{ items: ThreadEvent[] }>(
     await server.request('GET', `/v2/threads/${threadId}/events?limit=1000`),
     200,
@@ -42,7 +45,7 @@ export function agentSpec(overrides: Record<string, unknown> = {}) {
 }
 
 /** Creates a thread with no input, so no turn runs until the test sends one; answers its id. */
-export async function createIdleThread(server: TestServer): Promise<string> {
+export async function createIdleThread(server: Api): Promise<string> {
   const { thread_id } = await json<{ thread_id: string }>(
     await server.request('POST', '/v2/threads', { body: { agent: agentSpec() } }),
     201,
@@ -51,7 +54,7 @@ export async function createIdleThread(server: TestServer): Promise<string> {
 }
 
 /** Waits until the thread's event log holds an event of this type. */
-export async function eventSeen(server: TestServer, threadId: string, type: string): Promise<void> {
+export async function eventSeen(server: Api, threadId: string, type: string): Promise<void> {
   const until = Date.now() + 10_000;
   while (!(await allEvents(server, threadId)).some((e) => e.type === type)) {
     if (Date.now() > until) throw new Error(`no ${type} event on thread ${threadId}`);
@@ -59,11 +62,10 @@ export async function eventSeen(server: TestServer, threadId: string, type: stri
   }
 }
 
-export const turnStarted = (server: TestServer, threadId: string) =>
-  eventSeen(server, threadId, 'turn.started');
+export const turnStarted = (server: Api, threadId: string) => eventSeen(server, threadId, 'turn.started');
 
 /** The transcript's message contents, in order. */
-export async function transcript(server: TestServer, threadId: string): Promise<string[]> {
+export async function transcript(server: Api, threadId: string): Promise<string[]> {
   const page = await json<{ items: { content: string }[] }>(
     await server.request('GET', `/v2/threads/${threadId}/messages`),
     200,

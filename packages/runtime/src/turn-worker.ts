@@ -2,6 +2,7 @@ import { newId, timestamp } from '@paddock/protocol';
 import {
   adoptTurn,
   findExpiredRunningTurns,
+  findRunningTurnsOn,
   pickQueuedTurn,
   renewLease,
   type Store,
@@ -44,6 +45,15 @@ export interface TurnWorker {
     runnerId: string,
     resume: (turn: TurnRow, signal: AbortSignal) => Promise<void>,
   ): Promise<boolean>;
+  /**
+   * A detached runner (re)connected holding only `held`: its other running turns, unless this worker
+   * follows them, can never finish, and go to `settle` now rather than after the adoption window.
+   */
+  reconcile(
+    runnerId: string,
+    held: ReadonlySet<string>,
+    settle: (turn: TurnRow) => Promise<void>,
+  ): Promise<void>;
   /**
    * Stops claiming and waits for running turns: aborted (they settle), or with `handOff` (their
    * runners are detached) left running for the next server to adopt.
@@ -177,6 +187,11 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
       if (!turn) return false;
       run(turn, resume);
       return true;
+    },
+    async reconcile(runnerId, held, settle) {
+      for (const turn of await findRunningTurnsOn(options.store.db, runnerId)) {
+        if (!held.has(turn.id) && !running.has(turn.id)) await settle(turn);
+      }
     },
     async stop(stopOptions = {}) {
       stopped = true;

@@ -100,15 +100,19 @@ export class Runner {
     return this.#options.provider;
   }
 
-  /** Boots the thread's sandbox unless it runs; concurrent calls share one boot. */
-  ensure(threadId: string, options: EnsureOptions): Promise<void> {
-    if (this.#closed) return Promise.reject(new Error('runner is shut down'));
-    if (this.#threads.has(threadId)) return Promise.resolve();
+  /**
+   * Boots the thread's sandbox unless it runs; concurrent calls share one boot. Answers whether it
+   * booted (false: it was running, and keeps the environment it booted with).
+   */
+  async ensure(threadId: string, options: EnsureOptions): Promise<boolean> {
+    if (this.#closed) throw new Error('runner is shut down');
+    if (this.#threads.has(threadId)) return false;
     const pending = this.#booting.get(threadId);
-    if (pending) return pending;
+    if (pending) return pending.then(() => true);
     const boot = this.#boot(threadId, options).finally(() => this.#booting.delete(threadId));
     this.#booting.set(threadId, boot);
-    return boot;
+    await boot;
+    return true;
   }
 
   isRunning(threadId: string): boolean {

@@ -35,7 +35,8 @@ export async function interruptThread({
   expectedGeneration?: number;
 }): Promise<TaskRecord> {
   requireScope(ctx.actor, 'publish');
-  let answer: { record: TaskRecord; runningTurnId: string | undefined };
+  /** `fresh`: this request took effect (not the replay of an earlier Stop). */
+  let answer: { record: TaskRecord; runningTurnId: string | undefined; fresh: boolean };
   try {
     await reachableThread(ctx.store.db, ctx.actor, threadId);
     answer = await ctx.store.transaction(async (trx) => {
@@ -56,6 +57,7 @@ export async function interruptThread({
         return {
           record: await taskRecord(trx, thread, agent, generation + 1, generation),
           runningTurnId: undefined,
+          fresh: false,
         };
       }
       const active = await findActiveTurns(trx, threadId);
@@ -94,7 +96,8 @@ export async function interruptThread({
           : (thread.status as ThreadStatus);
       await updateThread(trx, threadId, { generation: thread.generation + 1, status });
       const updated = { ...thread, generation: thread.generation + 1, status };
-      return { record: await taskRecord(trx, updated, agent, updated.generation, generation), runningTurnId };
+      const record = await taskRecord(trx, updated, agent, updated.generation, generation);
+      return { record, runningTurnId, fresh: true };
     });
   } catch (error) {
     if (error instanceof PaddockError) throw error;
@@ -108,8 +111,11 @@ export async function interruptThread({
       },
     );
   }
-  const { record, runningTurnId } = answer;
+  const { record, runningTurnId, fresh } = answer;
   if (runningTurnId) ctx.worker?.cancel(runningTurnId);
+  // No turn of the thread runs as far as the store knows: one a restart left running in its sandbox
+  // past the adoption window is stopped now, so the thread can take new turns.
+  else if (fresh) ctx.sandboxes.interruptOrphan?.(threadId);
   return record;
 }
 

@@ -42,7 +42,8 @@ export interface SandboxHost {
   isRunning(threadId: string): boolean;
   /**
    * Boots the thread's sandbox unless it runs. `env` holds the agent's secrets and PADDOCK_TOKEN;
-   * the host adds PADDOCK_API_URL. The entrypoint runs on the thread's first boot only.
+   * the host adds PADDOCK_API_URL. The entrypoint runs on the thread's first boot only. Answers
+   * whether this call booted it (so `env` took effect), false when it was running already.
    */
   ensure(
     threadId: string,
@@ -58,13 +59,18 @@ export interface SandboxHost {
       ): void;
       onStatus(status: EventData['sandbox.status']): void;
     },
-  ): Promise<void>;
+  ): Promise<boolean>;
   runTurn(threadId: string, command: TurnCommand, onEvent: TurnEventSink): Promise<TurnResult>;
   /** Picks up a turn a detached runner kept running (adoption): its events from `fromIndex`, then its result. */
   attach?(threadId: string, turnId: string, fromIndex: number, onEvent: TurnEventSink): Promise<TurnResult>;
   /** The turn's result is stored; the host may forget the turn. */
   release?(turnId: string): void;
   interrupt(threadId: string, turnId: string): void;
+  /**
+   * Interrupts a turn the thread's sandbox runs that no server follows any more (a restart left it
+   * behind past the adoption window); a turn a server follows is left alone.
+   */
+  interruptOrphan?(threadId: string): void;
   /**
    * Whether this host can interrupt the thread's turns safely; asked as a turn starts and recorded
    * on it, so a Stop on any node knows. Absent means it can.

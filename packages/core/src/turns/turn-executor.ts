@@ -4,9 +4,7 @@ import { timestamp } from '@paddock/protocol';
 import { appendEvents, turnHandedOff } from '@paddock/runtime';
 import {
   type AgentRow,
-  cancelInputs,
   claimQueuedInput,
-  findActiveTurns,
   findAgent,
   findInput,
   findThread,
@@ -18,8 +16,8 @@ import {
   markInputsSubmitted,
   markTurnFinalizing,
   markTurnUninterruptible,
-  requeueInput,
   revokeThreadTokens,
+  revokeToken,
   setRunner,
   type ThreadRow,
   type TurnRow,
@@ -28,18 +26,20 @@ import {
 import { mintToken } from '../auth/mint-token.ts';
 import type { Services } from '../context.ts';
 import { deliverMessages } from '../threads/deliver-messages.ts';
+import { giveBackInput } from '../threads/give-back-input.ts';
 import { inputMessages } from '../threads/input-receipt.ts';
 import type { QueuedMessage } from '../threads/queue-input.ts';
-import { ensureQueuedTurn } from '../threads/queue-input.ts';
 import { toConversation } from './conversation.ts';
 import type { TurnEventSink, TurnResult } from './sandbox-host.ts';
-import { settleExpiredTurn, settleTurn } from './settle-turn.ts';
+import { settleAbandonedTurn, settleTurn } from './settle-turn.ts';
 
 export interface TurnExecutor {
   execute(turn: TurnRow, signal: AbortSignal): Promise<void>;
   /** Follows a turn adopted from a detached runner (its server restarted) to its end, from the next unstored event. */
   resume(turn: TurnRow, signal: AbortSignal): Promise<void>;
   settleExpired(turn: TurnRow): Promise<void>;
+  /** Settles a running turn its detached runner reconnected without. */
+  settleLost(turn: TurnRow, runnerId: string): Promise<void>;
   /**
    * Native steering: offers a queued input to the thread's running turn. If the turn does not take
    * it (it ended first, its harness does not steer, it runs elsewhere), the input goes back to the
@@ -94,25 +94,28 @@ export function createTurnExecutor(services: Services): TurnExecutor {
     return started.thread;
   }
 
-  /** Boots the thread's sandbox unless it runs, with a fresh thread token (the old one is revoked). */
+  /**
+   * Boots the thread's sandbox unless it runs, with a fresh thread token. The token that counts is the
+   * one the running sandbox holds: the others are revoked once the boot says which that is (a
+   * sandbox a detached runner kept running while no server was connected keeps its own).
+   */
   async function ensureSandbox(thread: ThreadRow, agent: AgentRow, emit: TurnEventSink): Promise<void> {
     if (sandboxes.isRunning(thread.id)) return;
-    const minted = await store.transaction(async (trx) => {
-      await revokeThreadTokens(trx, thread.id, timestamp());
-      return mintToken(trx, {
+    const minted = await store.transaction((trx) =>
+      mintToken(trx, {
         kind: 'thread',
         userId: thread.owner_user_id,
         name: `sandbox of thread ${thread.id}`,
         scopes: ['read', 'publish'],
         threadId: thread.id,
-      });
-    });
+      }),
+    );
     const secrets: Record<string, string> = agent.secrets_enc
       ? JSON.parse(services.secrets.open(agent.secrets_enc))
       : {};
     const workspaceDir = join(services.workspacesDir, thread.id);
     await mkdir(workspaceDir, { recursive: true });
-    await sandboxes.ensure(thread.id, {
+    const booted = await sandboxes.ensure(thread.id, {
       workspaceDir,
       env: { ...secrets, PADDOCK_TOKEN: minted.token, PADDOCK_THREAD_ID: thread.id },
       size: agent.machine_size as 'S' | 'M' | 'L',
@@ -127,6 +130,10 @@ export function createTurnExecutor(services: Services): TurnExecutor {
         });
       },
       onStatus: (status) => void emit({ type: 'sandbox.status', data: status }),
+    });
+    await store.transaction(async (trx) => {
+      if (booted) await revokeThreadTokens(trx, thread.id, timestamp(), minted.id);
+      else await revokeToken(trx, minted.id, timestamp());
     });
   }
 
@@ -252,19 +259,12 @@ export function createTurnExecutor(services: Services): TurnExecutor {
       if (taken) return;
       await store.transaction(async (trx) => {
         const at = timestamp();
-        const thread = (await lockThread(trx, threadId, at))!;
-        if (thread.generation > input.generation) {
-          await cancelInputs(trx, [inputId], 'interrupted', at);
-          return;
-        }
-        await requeueInput(trx, inputId, at);
-        const running = (await findActiveTurns(trx, threadId)).some((t) => t.status === 'running');
-        await ensureQueuedTurn(trx, thread, at);
-        if (!running) await updateThread(trx, threadId, { status: 'running' });
+        await giveBackInput(trx, (await lockThread(trx, threadId, at))!, inputId, turnId, at);
       });
       services.worker?.wake();
     },
 
-    settleExpired: (turn) => settleExpiredTurn(services, turn),
+    settleExpired: (turn) => settleAbandonedTurn(services, turn),
+    settleLost: (turn, runnerId) => settleAbandonedTurn(services, turn, runnerId),
   };
 }

@@ -27,9 +27,14 @@ export type ServerMessage =
   | { type: 'attach'; turn_id: string; from_index: number }
   /** Everything of the turn up to `index` is stored; a stored result ends the runner's record of it. */
   | { type: 'ack'; turn_id: string; index: number }
-  /** No server will take this turn any more: interrupt it and forget what it produces. */
+  /**
+   * No server will take this turn any more (the adoption window passed): forget what it produces.
+   * It runs on, and the sandbox refuses new turns meanwhile, until it ends or a Stop interrupts it.
+   */
   | { type: 'abandon'; turn_id: string }
   | { type: 'interrupt'; thread_id: string; turn_id: string }
+  /** Interrupt the thread's running turn if it is one no server follows (abandoned, or unknown here). */
+  | { type: 'interrupt-orphan'; thread_id: string }
   | {
       type: 'steer';
       req: number;
@@ -49,7 +54,7 @@ export type RunnerMessage =
     }
   | { type: 'ensure.status'; req: number; status: SandboxStatus }
   | { type: 'ensure.output'; req: number; stream: EntrypointStream; text: string; exit_code?: number }
-  | { type: 'ensure.done'; req: number; error?: string }
+  | { type: 'ensure.done'; req: number; booted: boolean; error?: string }
   | { type: 'sandbox.gone'; thread_id: string; status: SandboxStatus }
   | { type: 'turn.event'; turn_id: string; index: number; event: DraftEvent }
   | { type: 'turn.result'; turn_id: string; index: number; result: HarnessTurnResult }

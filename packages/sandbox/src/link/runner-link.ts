@@ -103,7 +103,7 @@ export class RunnerLink {
       case 'ensure': {
         let booting = true;
         try {
-          await runner.ensure(message.thread_id, {
+          const booted = await runner.ensure(message.thread_id, {
             workspaceDir: message.workspace_dir,
             env: { ...message.env, PADDOCK_API_URL: this.#options.serverUrl },
             size: message.size,
@@ -117,11 +117,12 @@ export class RunnerLink {
             onEntrypointOutput: (stream, text, exitCode) =>
               this.#send({ type: 'ensure.output', req: message.req, stream, text, exit_code: exitCode }),
           });
-          this.#send({ type: 'ensure.done', req: message.req });
+          this.#send({ type: 'ensure.done', req: message.req, booted });
         } catch (error) {
           this.#send({
             type: 'ensure.done',
             req: message.req,
+            booted: false,
             error: String((error as Error).message ?? error),
           });
         } finally {
@@ -180,13 +181,19 @@ export class RunnerLink {
         if (!journal) return;
         journal.abandoned = true;
         journal.entries = [];
-        runner.interrupt(journal.threadId, message.turn_id);
         if (journal.done) this.#journals.delete(message.turn_id);
         return;
       }
       case 'interrupt':
         runner.interrupt(message.thread_id, message.turn_id);
         return;
+      case 'interrupt-orphan': {
+        const active = runner.activeTurn(message.thread_id);
+        const journal = active === undefined ? undefined : this.#journals.get(active);
+        if (active !== undefined && (!journal || journal.abandoned))
+          runner.interrupt(message.thread_id, active);
+        return;
+      }
       case 'steer': {
         const taken = await runner.steer(message.thread_id, message.turn_id, message.messages);
         this.#send({ type: 'steer.result', req: message.req, taken });

@@ -66,10 +66,39 @@ export async function claimQueuedInput(db: Db, id: string, turnId: string, at: s
   return Number(result.numUpdatedRows) === 1;
 }
 
-export async function requeueInput(db: Db, id: string, at: string): Promise<void> {
-  await db
+/**
+ * Gives back an input claimed for a turn that did not take it: queued again, or cancelled (a Stop
+ * came in between). False when that turn no longer holds it (it was given back already).
+ */
+export async function releaseClaimedInput(
+  db: Db,
+  id: string,
+  claimedBy: string,
+  outcome: 'queued' | 'cancelled',
+  at: string,
+): Promise<boolean> {
+  const result = await db
     .updateTable('inputs')
-    .set({ status: 'queued', turn_id: null, updated_at: at })
+    .set(
+      outcome === 'queued'
+        ? { status: 'queued', turn_id: null, updated_at: at }
+        : { status: 'cancelled', reason: 'interrupted', updated_at: at },
+    )
     .where('id', '=', id)
+    .where('turn_id', '=', claimedBy)
+    .where('status', '=', 'submitted')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Inputs a turn took (at its start, or claimed for steering into it). */
+export function listInputsOfTurn(db: Db, threadId: string, turnId: string): Promise<InputRow[]> {
+  return db
+    .selectFrom('inputs')
+    .selectAll()
+    .where('thread_id', '=', threadId)
+    .where('turn_id', '=', turnId)
+    .where('status', '=', 'submitted')
+    .orderBy('sequence')
     .execute();
 }

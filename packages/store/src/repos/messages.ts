@@ -45,3 +45,15 @@ export function newMessageRows(
     created_at: at,
   }));
 }
+
+/** Which of these message ids the thread's transcript holds. */
+export async function existingMessageIds(db: Db, threadId: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('messages')
+    .select('id')
+    .where('thread_id', '=', threadId)
+    .where('id', 'in', ids)
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}

@@ -13,12 +13,23 @@ export function findTokenByHash(db: Db, hash: string): Promise<TokenRow | undefi
 }
 
 /** Revokes every live token of one kind bound to a thread, e.g. before a sandbox gets a fresh one. */
-export async function revokeThreadTokens(db: Db, threadId: string, at: string): Promise<void> {
-  await db
+/** Revokes the thread's sandbox tokens, all of them or all but `keepId`. */
+export async function revokeThreadTokens(
+  db: Db,
+  threadId: string,
+  at: string,
+  keepId?: string,
+): Promise<void> {
+  let query = db
     .updateTable('tokens')
     .set({ revoked_at: at })
     .where('kind', '=', 'thread')
     .where('thread_id', '=', threadId)
-    .where('revoked_at', 'is', null)
-    .execute();
+    .where('revoked_at', 'is', null);
+  if (keepId) query = query.where('id', '!=', keepId);
+  await query.execute();
+}
+
+export async function revokeToken(db: Db, id: string, at: string): Promise<void> {
+  await db.updateTable('tokens').set({ revoked_at: at }).where('id', '=', id).execute();
 }

@@ -166,6 +166,15 @@ export function adoptTurn(
     .executeTakeFirst();
 }
 
+export function findRunningTurnsOn(db: Db, runnerId: string): Promise<TurnRow[]> {
+  return db
+    .selectFrom('turns')
+    .selectAll()
+    .where('status', '=', 'running')
+    .where('runner_id', '=', runnerId)
+    .execute();
+}
+
 export async function setRunner(db: Db, id: string, runnerId: string | null): Promise<void> {
   await db.updateTable('turns').set({ runner_id: runnerId }).where('id', '=', id).execute();
 }
