@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -105,6 +106,54 @@ describe.each(testDatabases())('task inputs on $name', (database) => {
     const delivered = (await allEvents(server, taskId)).filter((e) => e.type === 'user.message');
     expect(delivered).toHaveLength(1);
     expect((await allEvents(server, taskId)).filter((e) => e.type === 'turn.started')).toHaveLength(1);
+  });
+
+  it('lets a Stop racing a burst of inputs cancel or deliver each one, never both and never neither', async () => {
+    const taskId = await idleThread();
+    await json(
+      await post(taskId, { input_id: randomUUID(), messages: [{ content: '::sh sleep 0.3; echo busy' }] }),
+      201,
+    );
+    await turnStarted(server, taskId);
+    const bodies = Array.from({ length: 30 }, (_, i) => ({
+      input_id: randomUUID(),
+      messages: [{ content: `burst ${i}` }],
+      expected_generation: 0,
+    }));
+    const posting = bodies.map(async (body, i) => {
+      await sleep(i * 10);
+      return post(taskId, body);
+    });
+    const stopping = sleep(120).then(() =>
+      server.request('POST', `/v2/tasks/${taskId}/interrupt`, { body: { expected_generation: 0 } }),
+    );
+    const answers = await Promise.all(posting);
+    const stop = await stopping;
+    const record = await json<{ generation: number; cancelled_inputs: Receipt[] }>(stop, 200);
+    const accepted = bodies.filter((_, i) => answers[i]!.status === 201);
+    for (const [i, answer] of answers.entries()) {
+      if (answer.status === 201) continue;
+      // Sent after the Stop: fenced off by its generation, never received.
+      expect(
+        (await json<{ detail: { code: string } }>(answer, 409)).detail.code,
+        bodies[i]!.messages[0]!.content,
+      ).toBe('input_generation_stale');
+    }
+    expect(accepted.length).toBeGreaterThan(0);
+    await settled(server, taskId);
+    const cancelled = new Set(record.cancelled_inputs.map((r) => r.id));
+    const contents = await transcript(server, taskId);
+    const stream = await json<{ items: Receipt[] }>(
+      await server.request('GET', `/v2/tasks/${taskId}/inputs`),
+      200,
+    );
+    for (const body of accepted) {
+      const text = body.messages[0]!.content;
+      const delivered = contents.filter((c) => c === text).length;
+      expect(delivered + (cancelled.has(body.input_id) ? 1 : 0), text).toBe(1);
+      const receipt = stream.items.find((r) => r.id === body.input_id)!;
+      expect(receipt.status, text).toBe(cancelled.has(body.input_id) ? 'cancelled' : 'submitted');
+    }
   });
 
   it('fences inputs by generation: stale after a Stop is 409, ahead is 400, and neither writes', async () => {

@@ -29,7 +29,14 @@ export interface Services {
   /** Set once the worker exists; verbs use it to start queued turns promptly. */
   worker?: Pick<TurnWorker, 'wake' | 'cancel'>;
   /** Set once the turn executor exists: hands an input to a turn running in this process. */
-  steering?: { deliver(threadId: string, turnId: string, inputId: string): Promise<void> };
+  steering?: {
+    deliver(threadId: string, turnId: string, inputId: string): Promise<void>;
+    /**
+     * Settles once every delivery to the thread that is under way here has its outcome (taken by
+     * the turn, or given back); answers whether there were any.
+     */
+    deliveriesSettled(threadId: string): Promise<boolean>;
+  };
   /** Where thread workspaces live on the host: `<dataDir>/workspaces/<thread_id>`. */
   workspacesDir: string;
   defaultModel: string;

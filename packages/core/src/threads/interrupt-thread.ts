@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type TaskRecord, type ThreadStatus, timestamp } from '@paddock/protocol';
 import {
   type AgentRow,
@@ -19,6 +20,9 @@ import type { Ctx } from '../context.ts';
 import { PaddockError, threadNotFound } from '../errors.ts';
 import { toReceipt } from './input-receipt.ts';
 import { requireInService } from './recovery.ts';
+
+/** How long a Stop waits for steering deliveries under way (an interrupted turn ends within ~5 s). */
+const deliveryWaitMs = 6_000;
 
 /**
  * Stop: cancels the running turn and the pending inputs of the current generation, then advances
@@ -116,7 +120,16 @@ export async function interruptThread({
   // No turn of the thread runs as far as the store knows: one a restart left running in its sandbox
   // past the adoption window is stopped now, so the thread can take new turns.
   else if (fresh) ctx.sandboxes.interruptOrphan?.(threadId);
-  return record;
+  if (!fresh || !ctx.steering) return record;
+  // Inputs on their way into the interrupted turn end either taken by it or cancelled; the answer
+  // waits for that, so every input of the generation is in it or in the transcript, never both.
+  const waited = await Promise.race([
+    ctx.steering.deliveriesSettled(threadId),
+    sleep(deliveryWaitMs, false, { ref: false }),
+  ]);
+  if (!waited) return record;
+  const cancelled = await listCancelledInputs(ctx.store.db, threadId, record.generation - 1);
+  return { ...record, cancelled_inputs: cancelled.map(toReceipt) };
 }
 
 /** Refuses a Stop the running turn cannot take now (spec: Stop errors); the caller retries the same Stop. */

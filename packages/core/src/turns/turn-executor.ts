@@ -46,6 +46,7 @@ export interface TurnExecutor {
    * queue for the next turn, or is cancelled when a Stop came in between.
    */
   deliver(threadId: string, turnId: string, inputId: string): Promise<void>;
+  deliveriesSettled(threadId: string): Promise<boolean>;
 }
 
 const cancelled: TurnResult = { stopReason: 'cancelled', messages: [], lastAssistantText: '' };
@@ -59,6 +60,8 @@ export function createTurnExecutor(services: Services): TurnExecutor {
   const { store, events, sandboxes, log } = services;
   /** Turns followed here; `handedOver` settles once the turn is in its sandbox (or will never be). */
   const following = new Map<string, { handedOver: Promise<void>; handOver(): void }>();
+  /** Deliveries under way per thread, so a Stop can answer once their outcome is known. */
+  const delivering = new Map<string, Set<Promise<void>>>();
   /** Whether the runtime can interrupt the thread's turns safely (a test fault can say it cannot). */
   const canInterrupt = (threadId: string) =>
     (services.faults?.canInterrupt
@@ -208,6 +211,26 @@ export function createTurnExecutor(services: Services): TurnExecutor {
     services.worker?.wake();
   }
 
+  /** Offers a claimed input to the running turn; gives it back when the turn does not take it. */
+  async function deliver(threadId: string, turnId: string, inputId: string): Promise<void> {
+    const input = await store.transaction(async (trx) => {
+      await lockThread(trx, threadId, timestamp());
+      const found = await findInput(trx, inputId);
+      return found && (await claimQueuedInput(trx, inputId, turnId, timestamp())) ? found : undefined;
+    });
+    if (!input) return;
+    const messages = inputMessages(input).map((m) => ({ id: m.id, content: m.content }));
+    const turn = following.get(turnId);
+    await turn?.handedOver;
+    const taken = turn !== undefined && (await sandboxes.steer(threadId, turnId, messages));
+    if (taken) return;
+    await store.transaction(async (trx) => {
+      const at = timestamp();
+      await giveBackInput(trx, (await lockThread(trx, threadId, at))!, inputId, turnId, at);
+    });
+    services.worker?.wake();
+  }
+
   return {
     async execute(turn, signal) {
       const thread = await begin(turn);
@@ -245,23 +268,22 @@ export function createTurnExecutor(services: Services): TurnExecutor {
       await follow(turn, thread, signal, (emit) => sandboxes.attach!(thread.id, turn.id, fromIndex, emit));
     },
 
-    async deliver(threadId, turnId, inputId) {
-      const input = await store.transaction(async (trx) => {
-        await lockThread(trx, threadId, timestamp());
-        const found = await findInput(trx, inputId);
-        return found && (await claimQueuedInput(trx, inputId, turnId, timestamp())) ? found : undefined;
+    deliver(threadId, turnId, inputId) {
+      const pending = delivering.get(threadId) ?? new Set();
+      delivering.set(threadId, pending);
+      const delivery = deliver(threadId, turnId, inputId).finally(() => {
+        pending.delete(delivery);
+        if (pending.size === 0 && delivering.get(threadId) === pending) delivering.delete(threadId);
       });
-      if (!input) return;
-      const messages = inputMessages(input).map((m) => ({ id: m.id, content: m.content }));
-      const turn = following.get(turnId);
-      await turn?.handedOver;
-      const taken = turn !== undefined && (await sandboxes.steer(threadId, turnId, messages));
-      if (taken) return;
-      await store.transaction(async (trx) => {
-        const at = timestamp();
-        await giveBackInput(trx, (await lockThread(trx, threadId, at))!, inputId, turnId, at);
-      });
-      services.worker?.wake();
+      pending.add(delivery);
+      return delivery;
+    },
+
+    async deliveriesSettled(threadId) {
+      const pending = delivering.get(threadId);
+      if (!pending) return false;
+      await Promise.allSettled([...pending]);
+      return true;
     },
 
     settleExpired: (turn) => settleAbandonedTurn(services, turn),
