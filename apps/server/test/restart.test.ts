@@ -99,34 +99,53 @@ describe.each(testDatabases())('server restarts with a detached runner ($name)',
     await deployment?.close();
   });
 
-  it('adopts a turn the killed server was running: its events go on with no gap and the stream resumes', async () => {
-    const d = await deploy({ PADDOCK_LEASE_TTL_MS: '1500' });
+  it.each(['SIGKILL', 'SIGTERM'] as const)(
+    'adopts a turn running when the server gets %s: its events go on with no gap and the stream resumes',
+    async (signal) => {
+      const d = await deploy({ PADDOCK_LEASE_TTL_MS: '1500' });
+      const created = await json<{ thread_id: string }>(
+        await d.request('POST', '/v2/threads', {
+          body: { agent: agentSpec(), messages: [{ content: '::sh sleep 3; echo survived' }] },
+        }),
+        201,
+      );
+      const threadId = created.thread_id;
+      const before = await readStream(d, threadId, { lastEventId: 0, done: seen('tool_call.start') });
+
+      await d.killServer(signal);
+      await d.startServer();
+      await d.runnerConnected(2);
+      const after = await readStream(d, threadId, { lastEventId: before.at(-1)!.id, done: seen('idle') });
+
+      expect(d.output()).toContain('"msg":"adopted a running turn"');
+      const seqs = [...before, ...after].map((f) => f.id);
+      expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+      const stored = await allEvents(d, threadId);
+      expect(stored.map((e) => e.seq)).toEqual(seqs);
+      expect(stored.filter((e) => e.type === 'turn.started')).toHaveLength(1);
+      const toolEnd = stored.find((e) => e.type === 'tool_call.end');
+      expect(JSON.stringify(toolEnd?.data)).toContain('survived');
+      expect(stored.find((e) => e.type === 'turn.ended')?.data).toEqual({ stop_reason: 'end_turn' });
+      expect(await threadStatus(d, threadId)).toBe('idle');
+      expect((await transcript(d, threadId)).join('\n')).toContain('survived');
+    },
+    60_000,
+  );
+
+  it('interrupts a turn on the detached runner when a Stop comes', async () => {
+    const d = await deploy({});
     const created = await json<{ thread_id: string }>(
       await d.request('POST', '/v2/threads', {
-        body: { agent: agentSpec(), messages: [{ content: '::sh sleep 3; echo survived' }] },
+        body: { agent: agentSpec(), messages: [{ content: '::sh sleep 30' }] },
       }),
       201,
     );
-    const threadId = created.thread_id;
-    const before = await readStream(d, threadId, { lastEventId: 0, done: seen('tool_call.start') });
-
-    await d.killServer('SIGKILL');
-    await d.startServer();
-    await d.runnerConnected(2);
-    const after = await readStream(d, threadId, { lastEventId: before.at(-1)!.id, done: seen('idle') });
-
-    expect(d.output()).toContain('"msg":"adopted a running turn"');
-    const seqs = [...before, ...after].map((f) => f.id);
-    expect(seqs).toEqual(seqs.map((_, i) => i + 1));
-    const stored = await allEvents(d, threadId);
-    expect(stored.map((e) => e.seq)).toEqual(seqs);
-    expect(stored.filter((e) => e.type === 'turn.started')).toHaveLength(1);
-    const toolEnd = stored.find((e) => e.type === 'tool_call.end');
-    expect(JSON.stringify(toolEnd?.data)).toContain('survived');
-    expect(stored.find((e) => e.type === 'turn.ended')?.data).toEqual({ stop_reason: 'end_turn' });
-    expect(await threadStatus(d, threadId)).toBe('idle');
-    expect((await transcript(d, threadId)).join('\n')).toContain('survived');
-  }, 60_000);
+    await readStream(d, created.thread_id, { lastEventId: 0, done: seen('tool_call.start') });
+    await json(await d.request('POST', `/v2/tasks/${created.thread_id}/interrupt`, { body: {} }), 200);
+    expect((await settled(d, created.thread_id, 10_000)).status).toBe('idle');
+    const stored = await allEvents(d, created.thread_id);
+    expect(stored.find((e) => e.type === 'turn.ended')?.data).toEqual({ stop_reason: 'cancelled' });
+  }, 30_000);
 
   it('keeps every input that got a 201 exactly once when the server is killed while inputs arrive', async () => {
     const d = await deploy({ PADDOCK_LEASE_TTL_MS: '1500' });
