@@ -62,6 +62,18 @@ async function readStream(
 
 const seen = (type: string) => (frames: Frame[]) => frames.some((f) => f.type === type);
 
+/** Starts a thread whose first turn runs a shell command; answers once the command runs, with the frames so far. */
+async function startShellTurn(deployment: Deployment, content: string) {
+  const { thread_id: threadId } = await json<{ thread_id: string }>(
+    await deployment.request('POST', '/v2/threads', {
+      body: { agent: agentSpec(), messages: [{ content }] },
+    }),
+    201,
+  );
+  const before = await readStream(deployment, threadId, { lastEventId: 0, done: seen('tool_call.start') });
+  return { threadId, before };
+}
+
 async function threadStatus(deployment: Deployment, threadId: string): Promise<string> {
   return (await json<{ status: string }>(await deployment.request('GET', `/v2/threads/${threadId}`), 200))
     .status;
@@ -103,14 +115,7 @@ describe.each(testDatabases())('server restarts with a detached runner ($name)',
     'adopts a turn running when the server gets %s: its events go on with no gap and the stream resumes',
     async (signal) => {
       const d = await deploy({ PADDOCK_LEASE_TTL_MS: '1500' });
-      const created = await json<{ thread_id: string }>(
-        await d.request('POST', '/v2/threads', {
-          body: { agent: agentSpec(), messages: [{ content: '::sh sleep 3; echo survived' }] },
-        }),
-        201,
-      );
-      const threadId = created.thread_id;
-      const before = await readStream(d, threadId, { lastEventId: 0, done: seen('tool_call.start') });
+      const { threadId, before } = await startShellTurn(d, '::sh sleep 3; echo survived');
 
       await d.killServer(signal);
       await d.startServer();
@@ -134,16 +139,10 @@ describe.each(testDatabases())('server restarts with a detached runner ($name)',
 
   it('interrupts a turn on the detached runner when a Stop comes', async () => {
     const d = await deploy({});
-    const created = await json<{ thread_id: string }>(
-      await d.request('POST', '/v2/threads', {
-        body: { agent: agentSpec(), messages: [{ content: '::sh sleep 30' }] },
-      }),
-      201,
-    );
-    await readStream(d, created.thread_id, { lastEventId: 0, done: seen('tool_call.start') });
-    await json(await d.request('POST', `/v2/tasks/${created.thread_id}/interrupt`, { body: {} }), 200);
-    expect((await settled(d, created.thread_id, 10_000)).status).toBe('idle');
-    const stored = await allEvents(d, created.thread_id);
+    const { threadId } = await startShellTurn(d, '::sh sleep 30');
+    await json(await d.request('POST', `/v2/tasks/${threadId}/interrupt`, { body: {} }), 200);
+    expect((await settled(d, threadId, 10_000)).status).toBe('idle');
+    const stored = await allEvents(d, threadId);
     expect(stored.find((e) => e.type === 'turn.ended')?.data).toEqual({ stop_reason: 'cancelled' });
   }, 30_000);
 
@@ -202,14 +201,7 @@ describe.each(testDatabases())('server restarts with a detached runner ($name)',
 
   it('refuses inputs (409, no receipt) and Stop (503) while the lease is expired, then the returning runner is adopted', async () => {
     const d = await deploy({ PADDOCK_LEASE_TTL_MS: '900' });
-    const created = await json<{ thread_id: string }>(
-      await d.request('POST', '/v2/threads', {
-        body: { agent: agentSpec(), messages: [{ content: '::sh sleep 5; echo first' }] },
-      }),
-      201,
-    );
-    const threadId = created.thread_id;
-    await readStream(d, threadId, { lastEventId: 0, done: seen('tool_call.start') });
+    const { threadId } = await startShellTurn(d, '::sh sleep 5; echo first');
     d.signalRunner('SIGSTOP');
     await d.killServer('SIGKILL');
     await d.startServer();
@@ -251,14 +243,7 @@ describe.each(testDatabases())('server restarts with a detached runner ($name)',
 
   it('settles an unadopted turn after the window; its still-running sandbox then refuses a new turn naming it, until a Stop', async () => {
     const d = await deploy({ PADDOCK_LEASE_TTL_MS: '900', PADDOCK_ADOPTION_WINDOW_MS: '1500' });
-    const created = await json<{ thread_id: string }>(
-      await d.request('POST', '/v2/threads', {
-        body: { agent: agentSpec(), messages: [{ content: '::sh sleep 60' }] },
-      }),
-      201,
-    );
-    const threadId = created.thread_id;
-    await readStream(d, threadId, { lastEventId: 0, done: seen('tool_call.start') });
+    const { threadId } = await startShellTurn(d, '::sh sleep 60');
     const orphan = (await allEvents(d, threadId)).find((e) => e.type === 'turn.started')!.turn_id!;
     d.signalRunner('SIGSTOP');
     await d.killServer('SIGKILL');

@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createPostgresDatabase, type TestDatabase } from './databases.ts';
+import { type ApiRequest, apiRequester, freePort, waitUntilHealthy } from './http.ts';
 
 const root = resolve(import.meta.dirname, '../../..');
 const main = join(root, 'apps/server/src/main.ts');
@@ -28,11 +28,7 @@ export interface Deployment {
   signalRunner(signal: NodeJS.Signals): void;
   /** Resolves once the log shows this many runner connections in total. */
   runnerConnected(count: number): Promise<void>;
-  request(
-    method: string,
-    path: string,
-    options?: { body?: unknown; token?: string | null; headers?: Record<string, string> },
-  ): Promise<Response>;
+  request: ApiRequest;
   close(): Promise<void>;
 }
 
@@ -82,16 +78,7 @@ export async function startDeployment(
     output: () => log,
     async startServer() {
       server = start([], 'server');
-      const until = Date.now() + 20_000;
-      for (;;) {
-        const up = await fetch(`${url}/healthz`).then(
-          (r) => r.ok,
-          () => false,
-        );
-        if (up) return;
-        if (Date.now() > until || server.exitCode !== null) throw new Error(`server did not start:\n${log}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await waitUntilHealthy(url, server, () => log);
     },
     async killServer(signal = 'SIGKILL') {
       const child = server;
@@ -113,17 +100,7 @@ export async function startDeployment(
         await new Promise((r) => setTimeout(r, 50));
       }
     },
-    request(method, path, options = {}) {
-      const headers: Record<string, string> = { ...options.headers };
-      const bearer = options.token === undefined ? token : options.token;
-      if (bearer !== null) headers.authorization = `Bearer ${bearer}`;
-      if (options.body !== undefined) headers['content-type'] = 'application/json';
-      return fetch(`${url}${path}`, {
-        method,
-        headers,
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      });
-    },
+    request: apiRequester(() => url, token),
     async close() {
       runner?.kill('SIGCONT');
       await deployment.killServer('SIGTERM');
@@ -137,12 +114,4 @@ export async function startDeployment(
     },
   };
   return deployment;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
 }

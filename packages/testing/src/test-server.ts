@@ -6,6 +6,7 @@ import type { Faults } from '@paddock/core';
 import { parseConfig } from '@paddock/server/config';
 import { type Paddock, startPaddock } from '@paddock/server/paddock';
 import { createPostgresDatabase, type TestDatabase } from './databases.ts';
+import { type ApiRequest, apiRequester } from './http.ts';
 
 export interface TestServer {
   paddock: Paddock;
@@ -14,11 +15,7 @@ export interface TestServer {
   token: string;
   dataDir: string;
   /** `fetch` against the server with the admin token unless another is given. */
-  request(
-    method: string,
-    path: string,
-    options?: { body?: unknown; token?: string | null; headers?: Record<string, string> },
-  ): Promise<Response>;
+  request: ApiRequest;
   close(): Promise<void>;
 }
 
@@ -53,17 +50,7 @@ export async function startTestServer(
     url: paddock.url,
     token,
     dataDir,
-    request(method, path, options = {}) {
-      const headers: Record<string, string> = { ...options.headers };
-      const bearer = options.token === undefined ? token : options.token;
-      if (bearer !== null) headers.authorization = `Bearer ${bearer}`;
-      if (options.body !== undefined) headers['content-type'] = 'application/json';
-      return fetch(`${paddock.url}${path}`, {
-        method,
-        headers,
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      });
-    },
+    request: apiRequester(() => paddock.url, token),
     async close() {
       await paddock.close();
       await postgres?.drop();
