@@ -67,7 +67,13 @@ export class RunnerHub implements SandboxHost {
   accept(socket: WebSocket): void {
     let connection: Connection | undefined;
     socket.on('message', (data) => {
-      const message = JSON.parse(String(data)) as RunnerMessage;
+      let message: RunnerMessage;
+      try {
+        message = JSON.parse(String(data)) as RunnerMessage;
+      } catch {
+        this.#options.logger.warn({ runner_id: connection?.runnerId }, 'unparsable message from a runner');
+        return;
+      }
       if (message.type === 'hello') {
         connection = { runnerId: message.runner_id, socket };
         void this.#hello(connection, message);

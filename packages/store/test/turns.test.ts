@@ -1,10 +1,17 @@
 import { newId, timestamp } from '@paddock/protocol';
 import {
+  adoptTurn,
+  claimQueuedInput,
   enqueueTurn,
   findAgent,
+  findExpiredRunningTurns,
+  findInput,
+  insertInput,
   insertOrFindAgent,
   pickQueuedTurn,
+  releaseClaimedInput,
   type Store,
+  setRunner,
   startTurn,
 } from '@paddock/store';
 import { openTestStore, seedThread, testDatabases } from '@paddock/testing';
@@ -80,5 +87,68 @@ describe.each(testDatabases())('store on $name', (database) => {
     ).rejects.toThrow('boom');
     const rows = await store.db.selectFrom('turns').select('id').where('thread_id', '=', threadId).execute();
     expect(rows).toEqual([]);
+  });
+
+  it('settles expired leases at once on the in-process runner, and on a detached one only after the window', async () => {
+    const ago = (ms: number) => timestamp(new Date(Date.now() - ms));
+    const started: string[] = [];
+    for (const runner of [null, 'runner-a', 'runner-b']) {
+      const { threadId } = await seedThread(store);
+      const turn = turnRow(threadId);
+      await enqueueTurn(store.db, turn);
+      // Expired 10 s ago, except runner-b's, expired 10 min ago.
+      const expiresAt = ago(runner === 'runner-b' ? 600_000 : 10_000);
+      await startTurn(store.db, turn.id, { owner: 'dead', expiresAt, at: ago(700_000) });
+      if (runner) await setRunner(store.db, turn.id, runner);
+      started.push(turn.id);
+    }
+    const expired = await findExpiredRunningTurns(store.db, {
+      now: timestamp(),
+      adoptionCutoff: ago(180_000),
+    });
+    const ids = new Set(expired.map((t) => t.id));
+    expect([started[0], started[1], started[2]].map((id) => ids.has(id!))).toEqual([true, false, true]);
+  });
+
+  it('adopts only a running turn, taking its lease and runner', async () => {
+    const { threadId } = await seedThread(store);
+    const turn = turnRow(threadId);
+    await enqueueTurn(store.db, turn);
+    const lease = { owner: 'old', expiresAt: timestamp(new Date(Date.now() + 60_000)), at: timestamp() };
+    expect(
+      await adoptTurn(store.db, turn.id, { owner: 'new', expiresAt: lease.expiresAt, runnerId: 'r' }),
+    ).toBeUndefined();
+    await startTurn(store.db, turn.id, lease);
+    const adopted = await adoptTurn(store.db, turn.id, {
+      owner: 'new',
+      expiresAt: lease.expiresAt,
+      runnerId: 'r',
+    });
+    expect(adopted).toMatchObject({ id: turn.id, status: 'running', lease_owner: 'new', runner_id: 'r' });
+  });
+
+  it('gives a claimed input back once, and only while that turn still holds it', async () => {
+    const { threadId } = await seedThread(store);
+    const at = timestamp();
+    const input = {
+      id: newId(),
+      thread_id: threadId,
+      status: 'queued',
+      reason: null,
+      turn_id: null,
+      generation: 0,
+      sequence: 1,
+      messages: JSON.stringify([{ id: newId(), role: 'user', content: 'hi' }]),
+      created_at: at,
+      updated_at: at,
+    };
+    await insertInput(store.db, input);
+    expect(await claimQueuedInput(store.db, input.id, 'turn-1', at)).toBe(true);
+    expect(await releaseClaimedInput(store.db, input.id, 'turn-2', 'queued', at)).toBe(false);
+    expect(await releaseClaimedInput(store.db, input.id, 'turn-1', 'queued', at)).toBe(true);
+    expect(await releaseClaimedInput(store.db, input.id, 'turn-1', 'queued', at)).toBe(false);
+    expect(await claimQueuedInput(store.db, input.id, 'turn-3', at)).toBe(true);
+    expect(await releaseClaimedInput(store.db, input.id, 'turn-3', 'cancelled', at)).toBe(true);
+    expect(await findInput(store.db, input.id)).toMatchObject({ status: 'cancelled', reason: 'interrupted' });
   });
 });

@@ -171,8 +171,10 @@ export function createTurnExecutor(services: Services): TurnExecutor {
     };
     const handedOff = new Promise<undefined>((resolve) => {
       signal.addEventListener('abort', () => {
-        if (signal.reason === turnHandedOff) resolve(undefined);
-        else sandboxes.interrupt(thread.id, turn.id);
+        if (signal.reason !== turnHandedOff) return sandboxes.interrupt(thread.id, turn.id);
+        resolve(undefined);
+        // An in-process runner's turn can be taken over by nobody: it is stopped, not left running.
+        if (sandboxes.runnerFor(thread.id) === undefined) sandboxes.interrupt(thread.id, turn.id);
       });
     });
     let result: TurnResult | undefined;

@@ -74,9 +74,11 @@ export class RunnerLink {
       });
     });
     ws.on('message', (data) => {
-      void this.#handle(JSON.parse(String(data)) as ServerMessage).catch((error: unknown) =>
-        this.#log('error', `runner link: ${error instanceof Error ? error.message : String(error)}`),
-      );
+      void Promise.resolve()
+        .then(() => this.#handle(JSON.parse(String(data)) as ServerMessage))
+        .catch((error: unknown) =>
+          this.#log('error', `runner link: ${error instanceof Error ? error.message : String(error)}`),
+        );
     });
     ws.on('error', (error) => {
       if (this.#unreachableLogged) return;
