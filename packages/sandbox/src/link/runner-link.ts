@@ -70,7 +70,9 @@ export class RunnerLink {
         type: 'hello',
         runner_id: this.#options.runnerId,
         sandboxes: this.#options.runner.threadIds(),
-        turns: [...this.#journals].map(([turnId, j]) => ({ turn_id: turnId, thread_id: j.threadId })),
+        turns: [...this.#journals]
+          .filter(([, j]) => !j.abandoned)
+          .map(([turnId, j]) => ({ turn_id: turnId, thread_id: j.threadId })),
       });
     });
     ws.on('message', (data) => {
