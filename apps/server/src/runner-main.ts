@@ -13,7 +13,13 @@ import { createRunner } from './sandbox-host.ts';
 export async function runRunner(config: Config): Promise<void> {
   const logger = createLogger(config.PADDOCK_LOG_LEVEL);
   const server = new URL(config.PADDOCK_SERVER_URL);
-  const token = loadRunnerToken(config.PADDOCK_RUNNER_TOKEN, config.dataDir, false);
+  let token: string;
+  try {
+    token = loadRunnerToken(config.PADDOCK_RUNNER_TOKEN, config.dataDir, false);
+  } catch (error) {
+    process.stderr.write(`paddock runner: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
   const { runner, isolation } = await createRunner({
     mode: config.PADDOCK_SANDBOX,
     stateDir: join(config.dataDir, 'sandboxes'),
