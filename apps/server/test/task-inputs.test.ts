@@ -150,8 +150,8 @@ describe.each(testDatabases())('task inputs on $name', (database) => {
     for (const body of accepted) {
       const text = body.messages[0]!.content;
       const delivered = contents.filter((c) => c === text).length;
-      expect(delivered + (cancelled.has(body.input_id) ? 1 : 0), text).toBe(1);
       const receipt = stream.items.find((r) => r.id === body.input_id)!;
+      expect(delivered + (cancelled.has(body.input_id) ? 1 : 0), `${text} (${receipt.status})`).toBe(1);
       expect(receipt.status, text).toBe(cancelled.has(body.input_id) ? 'cancelled' : 'submitted');
     }
   });

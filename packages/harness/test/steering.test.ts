@@ -49,4 +49,25 @@ describe('native steering', () => {
     });
     expect(await take!({ id: 'late', content: 'too late' })).toBe(false);
   });
+
+  it('keeps a steered message the model was sent when the turn is cancelled in that step', async () => {
+    let take: ((m: { id: string; content: string }) => Promise<boolean>) | undefined;
+    const controller = new AbortController();
+    const workspaceDir = await tempDir();
+    const turn = runTurn(getHarness('coding_alpha'), '::sleep 200\nfirst', {
+      gateway: server.gateway,
+      workspaceDir,
+      signal: controller.signal,
+      inbox: { connect: (fn) => (take = fn) },
+    });
+    while (!take) await new Promise((r) => setTimeout(r, 5));
+    // The steered message makes the next step's model call slow; the Stop lands during it.
+    expect(await take!({ id: 'steer-1', content: '::sleep 5000\nsecond' })).toBe(true);
+    controller.abort();
+    const result = await turn;
+    expect(result.stopReason).toBe('cancelled');
+    const users = result.messages.filter((m) => m.role === 'user');
+    expect(users.map((m) => m.content)).toEqual(['::sleep 5000\nsecond']);
+    expect(ofType(result.events, 'user.message').map((e) => e.data.message_id)).toEqual(['steer-1']);
+  });
 });

@@ -40,6 +40,7 @@ export async function runAgentLoop(
   if (steering) {
     input.inbox?.connect(async (message) => {
       const outcome = await steering.steer({ role: 'user', content: message.content }, { id: message.id });
+      if (outcome.type === 'delivered') recorder.steered(message.id, message.content);
       return outcome.type === 'delivered';
     });
   }

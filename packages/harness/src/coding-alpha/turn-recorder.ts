@@ -29,6 +29,15 @@ export function createTurnRecorder(emit: (event: DraftEvent) => void, model: str
   let lastFinishReason: string | undefined;
   let aborted = false;
   let error: TurnError | undefined;
+  /** Steered messages the stream showed, and those the model was sent (the stream may not show one cut off). */
+  const steeredSeen = new Set<string>();
+  const steeredSent: { id: string; content: string }[] = [];
+
+  function addSteered(id: string, content: string) {
+    steeredSeen.add(id);
+    messages.push({ role: 'user', content });
+    emit({ type: 'user.message', data: { message_id: id, content, role: 'user' } });
+  }
 
   function endTool(toolCallId: string, toolName: string, end: ToolEnd) {
     if (!openTools.delete(toolCallId)) return;
@@ -110,9 +119,7 @@ export function createTurnRecorder(emit: (event: DraftEvent) => void, model: str
           break;
         case 'steering-message': {
           // Joined the run before this step's model call: in the conversation it stands here.
-          const content = messageContent(part.message);
-          messages.push({ role: 'user', content });
-          emit({ type: 'user.message', data: { message_id: part.id, content, role: 'user' } });
+          addSteered(part.id, messageContent(part.message));
           break;
         }
         case 'finish-step':
@@ -137,6 +144,11 @@ export function createTurnRecorder(emit: (event: DraftEvent) => void, model: str
       }
     },
 
+    /** A steered message was sent to the model: it belongs to the turn even if the stream is cut before showing it. */
+    steered(id: string, content: string) {
+      steeredSent.push({ id, content });
+    },
+
     /** A failure outside the stream's own parts, e.g. the stream itself throwing. */
     fail(cause: unknown) {
       error ??= describeModelError(cause);
@@ -152,6 +164,8 @@ export function createTurnRecorder(emit: (event: DraftEvent) => void, model: str
         endTool(toolCallId, toolName, errorEnd(aborted ? 'cancelled' : 'interrupted'));
       }
       finishStep();
+      // The supervisor reports every message the turn took; each must be among the turn's messages.
+      for (const { id, content } of steeredSent) if (!steeredSeen.has(id)) addSteered(id, content);
       if (error && !aborted) emit({ type: 'error', data: error });
       return {
         messages,
