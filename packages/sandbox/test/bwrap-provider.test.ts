@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiProxy, startApiProxy } from '../src/api-proxy.ts';
 import { type BwrapProvider, createBwrapProvider } from '../src/bwrap-provider.ts';
+import { sandboxLimits } from '../src/limits.ts';
 import type { SandboxProcess, SandboxSize } from '../src/provider.ts';
 import { cmdlineOf, pidsWithMarker } from './host-processes.ts';
 import { runScript } from './run-script.ts';
@@ -191,36 +192,77 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
     expect((await runScript(sandbox, 'echo still here')).stdout).toBe('still here\n');
   });
 
-  it('kills an S-size memory hog through the cgroup limit', async (context) => {
+  // Each size's limits, each exceeded by a process: memory (killed), processes (fork refused), CPU.
+  it.for(['S', 'M', 'L'] as const)('kills a memory hog past the %s-size limit', async (size, context) => {
     if (!provider.cgroups) context.skip();
-    const hog = await boot();
-    const run = await runScript(hog, `python3 -c "b = b'x' * (1536 * 1024 * 1024); print('survived')"`);
+    const hog = await boot({ size });
+    const limitMiB = sandboxLimits[size].memoryBytes / 1024 ** 2;
+    const run = await runScript(
+      hog,
+      `python3 -c "b = b'x' * (${limitMiB + 512} * 1024 * 1024); print('survived')"`,
+    );
     expect(run.stdout).toBe('');
     expect(run.exitCode).toBe(137);
-    expect((await runScript(hog, 'echo alive')).stdout).toBe('alive\n');
+    // Below the limit the same allocation succeeds: the limit, not the host, killed it.
+    const fits = await runScript(
+      hog,
+      `python3 -c "b = b'x' * (${limitMiB - 256} * 1024 * 1024); print('fits')"`,
+    );
+    expect(fits.stdout).toBe('fits\n');
+    await hog.destroy();
   });
 
-  it('caps the number of processes of an S-size sandbox', async (context) => {
+  it.for(['S', 'M', 'L'] as const)(
+    'caps the number of processes of an %s-size sandbox',
+    async (size, context) => {
+      if (!provider.cgroups) context.skip();
+      const forker = await boot({ size });
+      const limit = sandboxLimits[size].pids;
+      // Python, not bash: bash retries a refused fork with growing pauses.
+      const forkUntilRefused = [
+        'import os, time',
+        'n = 0',
+        'try:',
+        `    for _ in range(${limit + 50}):`,
+        '        if os.fork() == 0:',
+        '            time.sleep(30)',
+        '            os._exit(0)',
+        '        n += 1',
+        'except OSError as error:',
+        '    print(n, error.errno)',
+      ].join('\n');
+      const run = await runScript(forker, `python3 -c '${forkUntilRefused}'`);
+      const [forked, errno] = run.stdout.trim().split(' ').map(Number);
+      expect(forked).toBeLessThan(limit);
+      expect(forked).toBeGreaterThan(limit - 20);
+      expect(errno).toBe(11);
+      await forker.destroy();
+    },
+  );
+
+  it('holds an S-size sandbox to one CPU however many processes spin', async (context) => {
     if (!provider.cgroups) context.skip();
-    const forker = await boot();
-    // Python, not bash: bash retries a refused fork with growing pauses.
-    const forkUntilRefused = [
-      'import os, time',
-      'n = 0',
-      'try:',
-      '    for _ in range(300):',
-      '        if os.fork() == 0:',
-      '            time.sleep(30)',
-      '            os._exit(0)',
-      '        n += 1',
-      'except OSError as error:',
-      '    print(n, error.errno)',
+    const spinner = await boot({ size: 'S' });
+    // Two busy processes for a second of wall time: without the limit they would use two CPUs
+    // on this two-core host; with it, together about one.
+    const script = [
+      'import os, time, resource',
+      'start = time.time()',
+      'pids = []',
+      'for _ in range(2):',
+      '    pid = os.fork()',
+      '    if pid == 0:',
+      '        end = time.time() + 1.5',
+      '        while time.time() < end: pass',
+      '        os._exit(0)',
+      '    pids.append(pid)',
+      'for pid in pids: os.waitpid(pid, 0)',
+      'usage = resource.getrusage(resource.RUSAGE_CHILDREN)',
+      'print(round((usage.ru_utime + usage.ru_stime) / (time.time() - start), 2))',
     ].join('\n');
-    const run = await runScript(forker, `python3 -c '${forkUntilRefused}'`);
-    const [forked, errno] = run.stdout.trim().split(' ').map(Number);
-    expect(forked).toBeLessThan(256);
-    expect(errno).toBe(11);
-    await forker.destroy();
+    const run = await runScript(spinner, `python3 -c '${script}'`);
+    expect(Number(run.stdout.trim())).toBeLessThan(1.25);
+    await spinner.destroy();
   });
 
   it('leaves no process and no cgroup behind after destroy', async () => {
