@@ -28,6 +28,8 @@ const configSchema = z.object({
   PADDOCK_SSE_KEEPALIVE_MS: positiveMs.default(15_000),
   PADDOCK_MAX_CONCURRENT_TURNS: z.coerce.number().int().positive().default(16),
   PADDOCK_SANDBOX: z.enum(['auto', 'bwrap', 'process']).default('auto'),
+  /** D4: the deployment config file (provider switches and rollouts), YAML or JSON. */
+  PADDOCK_CONFIG: z.string().min(1).optional(),
   PADDOCK_SANDBOX_UID: z.coerce.number().int().positive().default(65534),
   PADDOCK_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PADDOCK_BODY_LIMIT_BYTES: z.coerce

@@ -11,10 +11,13 @@ try {
   process.exit(2);
 }
 
-if (process.argv[2] === 'runner') {
-  await runRunner(config);
-} else {
-  await serve(config);
+try {
+  if (process.argv[2] === 'runner') await runRunner(config);
+  else await serve(config);
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`paddock: ${error.message}\n`);
+  process.exit(2);
 }
 
 async function serve(config: ReturnType<typeof parseConfig>): Promise<void> {

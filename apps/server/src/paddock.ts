@@ -17,7 +17,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
+import { loadDeploymentConfig } from './deployment-config.ts';
 import { createLogger } from './logger.ts';
+import { providerAvailability } from './provider-availability.ts';
 import { RunnerHub } from './runner-hub.ts';
 import { loadRunnerToken } from './runner-token.ts';
 import { createRunner, embeddedSandboxHost } from './sandbox-host.ts';
@@ -38,6 +40,7 @@ export async function startPaddock(
   options: { logger?: Logger; faults?: Faults } = {},
 ): Promise<Paddock> {
   const logger = options.logger ?? createLogger(config.PADDOCK_LOG_LEVEL);
+  const deployment = loadDeploymentConfig(config.PADDOCK_CONFIG);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const store = await openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.dataDir });
   const secrets = createSecretBox(loadSecretKey(config.PADDOCK_SECRET_KEY, config.dataDir));
@@ -55,11 +58,12 @@ export async function startPaddock(
     defaultModel: config.PADDOCK_DEFAULT_MODEL,
   });
   const events = createEventLog(store, createInProcessEventBus());
+  let availability = providerAvailability('starting');
   const services: Services = {
     store,
     events,
     secrets,
-    providers: createProviderPolicy(new Set(['sandbox_a'])),
+    providers: createProviderPolicy(deployment.providers, () => availability),
     sandboxes: undefined as unknown as Services['sandboxes'],
     workspacesDir: join(config.dataDir, 'workspaces'),
     defaultModel: models.defaultModel,
@@ -99,6 +103,7 @@ export async function startPaddock(
     sandboxes = { host: embeddedSandboxHost(runner, url), isolation, shutdown: () => runner.shutdown() };
   }
   services.sandboxes = sandboxes.host;
+  availability = providerAvailability(sandboxes.isolation);
   const executor = createTurnExecutor(services);
   const worker = createTurnWorker({
     store,

@@ -13,6 +13,7 @@ export * from './errors.ts';
 export * from './events/event-stream.ts';
 export * from './events/list-events.ts';
 export * from './faults.ts';
+export * from './machines/machine-capabilities.ts';
 export * from './tasks/submit-task-input.ts';
 export * from './tasks/task-inputs.ts';
 export * from './threads/append-messages.ts';

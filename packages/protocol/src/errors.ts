@@ -26,6 +26,7 @@ export const errorStatus = {
   runtime_not_supported: 422,
   turn_interrupt_unsupported: 422,
   provider_disabled: 503,
+  provider_unavailable: 503,
   unavailable: 503,
   turn_interrupt_unconfirmed: 503,
   turn_interrupt_recovery_required: 503,

@@ -3,6 +3,7 @@ export * from './errors.ts';
 export * from './event-queries.ts';
 export * from './events.ts';
 export * from './ids.ts';
+export * from './machines.ts';
 export * from './messages.ts';
 export * from './scopes.ts';
 export * from './tasks.ts';

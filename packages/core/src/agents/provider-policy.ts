@@ -1,27 +1,87 @@
-import type { HarnessName, MachineKind } from '@paddock/protocol';
+import { createHash } from 'node:crypto';
+import {
+  type HarnessName,
+  type MachineCapabilities,
+  type MachineKind,
+  machineKinds,
+  providerFacts,
+} from '@paddock/protocol';
 import { PaddockError } from '../errors.ts';
 
-/** Providers that run only the seven coding harnesses (spec: "Sandbox providers", rule 1). */
-const codingOnly: ReadonlySet<MachineKind> = new Set(['sandbox_c', 'sandbox_d', 'sandbox_e', 'sandbox_f']);
-
-export interface ProviderPolicy {
-  /** Throws the D4 error when an agent on this provider may not be created. */
-  check(machineKind: MachineKind, harness: HarnessName): void;
+/** A provider's switch and rollout in the deployment config (D4). */
+export interface ProviderSettings {
+  enabled: boolean;
+  /** Without one, every account may use the provider; with one, only the accounts it includes. */
+  rollout?: { orgs: string[]; users: string[]; percent: number };
 }
 
-/** Which providers this deployment offers. Until more providers exist, `sandbox_a` alone is on. */
-export function createProviderPolicy(enabled: ReadonlySet<MachineKind>): ProviderPolicy {
+/** Whether this deployment can run a provider at all, and if not, why. */
+export interface ProviderAvailability {
+  available: boolean;
+  reason?: string;
+  isolation?: string;
+}
+
+export interface ProviderPolicy {
+  /** Throws the D4 error when this account may not create an agent on this provider. */
+  check(machineKind: MachineKind, harness: HarnessName, account: { userId: string; orgId: string }): void;
+  /** Every provider the service knows, enabled or not (spec rule 4). */
+  capabilities(): MachineCapabilities;
+}
+
+export function createProviderPolicy(
+  settings: Partial<Record<MachineKind, ProviderSettings>>,
+  /** Read on each call: the local provider's isolation is known only once the runner is up. */
+  availability: () => Record<MachineKind, ProviderAvailability>,
+): ProviderPolicy {
   return {
-    check(machineKind, harness) {
-      if (codingOnly.has(machineKind) && !harness.startsWith('coding_')) {
+    check(machineKind, harness, account) {
+      if (providerFacts[machineKind].codingOnly && !harness.startsWith('coding_')) {
         throw new PaddockError(
           'runtime_not_supported',
           `${machineKind} runs coding agents only, not ${harness}`,
         );
       }
-      if (!enabled.has(machineKind)) {
+      const setting = settings[machineKind];
+      if (!setting?.enabled) {
         throw new PaddockError('provider_disabled', `${machineKind} is not enabled in this deployment`);
       }
+      const { available, reason } = availability()[machineKind];
+      if (!available)
+        throw new PaddockError('provider_unavailable', `${machineKind} cannot run here: ${reason}`);
+      if (setting.rollout && !inRollout(setting.rollout, account)) {
+        throw new PaddockError(
+          'provider_not_in_rollout',
+          `this account is outside the rollout of ${machineKind}`,
+        );
+      }
+    },
+    capabilities() {
+      const now = availability();
+      return {
+        providers: machineKinds.map((kind) => {
+          const { available, reason, isolation } = now[kind];
+          return {
+            machine_kind: kind,
+            sizes: [...providerFacts[kind].sizes],
+            shared_folders: providerFacts[kind].sharedFolders,
+            accelerators: [],
+            available,
+            ...(reason ? { reason } : {}),
+            ...(isolation ? { isolation } : {}),
+          };
+        }),
+      };
     },
   };
+}
+
+/** In the rollout: named user or organization, else in the first `percent` of a stable hash of the user. */
+function inRollout(
+  rollout: NonNullable<ProviderSettings['rollout']>,
+  account: { userId: string; orgId: string },
+) {
+  if (rollout.users.includes(account.userId) || rollout.orgs.includes(account.orgId)) return true;
+  const bucket = createHash('sha256').update(account.userId).digest().readUInt16BE(0) % 100;
+  return bucket < rollout.percent;
 }

@@ -1,5 +1,5 @@
 import { type AgentSpec, newId, timestamp } from '@paddock/protocol';
-import { type AgentRow, type Db, insertOrFindAgent } from '@paddock/store';
+import { type AgentRow, type Db, findTeamOrgId, insertOrFindAgent } from '@paddock/store';
 import type { Ctx } from '../context.ts';
 import { hashSpec, normalizeSpec } from './normalize-spec.ts';
 
@@ -16,7 +16,8 @@ export function deriveAgentTitle(spec: { title?: string; instructions?: string; 
 /** Finds the team's agent with this exact normalized spec, or creates it (same spec → same agent). */
 export async function resolveAgent(ctx: Ctx, db: Db, teamId: string, spec: AgentSpec): Promise<AgentRow> {
   const normalized = normalizeSpec(spec);
-  ctx.providers.check(normalized.machine_kind, normalized.harness);
+  const orgId = (await findTeamOrgId(db, teamId)) ?? '';
+  ctx.providers.check(normalized.machine_kind, normalized.harness, { userId: ctx.actor.userId, orgId });
   const at = timestamp();
   const hasSecrets = Object.keys(normalized.secrets).length > 0;
   return insertOrFindAgent(db, {

@@ -58,3 +58,9 @@ export async function listTeamIds(db: Db, userId: string): Promise<string[]> {
   const rows = await db.selectFrom('team_members').select('team_id').where('user_id', '=', userId).execute();
   return rows.map((r) => r.team_id);
 }
+
+/** The organization a team belongs to. */
+export async function findTeamOrgId(db: Db, teamId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('teams').select('org_id').where('id', '=', teamId).executeTakeFirst();
+  return row?.org_id;
+}

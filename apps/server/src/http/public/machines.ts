@@ -1,0 +1,15 @@
+import { machineCapabilities, type Services } from '@paddock/core';
+import { machineCapabilitiesSchema } from '@paddock/protocol';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { ctxOf } from '../context.ts';
+
+export function machineRoutes(app: FastifyInstance, services: Services): void {
+  app
+    .withTypeProvider<ZodTypeProvider>()
+    .get(
+      '/v2/machines/capabilities',
+      { schema: { response: { 200: machineCapabilitiesSchema } } },
+      (request) => machineCapabilities({ ctx: ctxOf(services, request) }),
+    );
+}

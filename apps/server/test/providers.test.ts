@@ -1,0 +1,121 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { testDatabases } from '@paddock/testing';
+import { startTestServer, type TestServer } from '@paddock/testing/server';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadDeploymentConfig } from '../src/deployment-config.ts';
+import { agentSpec, json } from './helpers.ts';
+
+interface Capabilities {
+  providers: {
+    machine_kind: string;
+    sizes: string[];
+    shared_folders: boolean;
+    accelerators: string[];
+    available: boolean;
+    reason?: string;
+    isolation?: string;
+  }[];
+}
+
+function configFile(content: string): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'paddock-config-')), 'paddock.yaml');
+  writeFileSync(path, content);
+  return path;
+}
+
+const createOn = (server: TestServer, machineKind: string, harness = 'coding_alpha') =>
+  server.request('POST', '/v2/threads', {
+    body: { agent: agentSpec({ machine_kind: machineKind, harness }) },
+  });
+
+describe.each(testDatabases())('sandbox providers on $name', (database) => {
+  let server: TestServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  it('describes all six providers, enabled or not, and which this host can run', async () => {
+    server = await startTestServer(database);
+    const { providers } = await json<Capabilities>(
+      await server.request('GET', '/v2/machines/capabilities'),
+      200,
+    );
+    expect(providers.map((p) => p.machine_kind)).toEqual([
+      'sandbox_a',
+      'sandbox_b',
+      'sandbox_c',
+      'sandbox_d',
+      'sandbox_e',
+      'sandbox_f',
+    ]);
+    const byKind = Object.fromEntries(providers.map((p) => [p.machine_kind, p]));
+    expect(byKind.sandbox_a).toMatchObject({ sizes: ['S', 'M', 'L'], shared_folders: true, available: true });
+    expect(byKind.sandbox_a!.isolation).toMatch(/bubblewrap|process/);
+    expect(byKind.sandbox_c).toMatchObject({ sizes: ['S', 'M', 'L'], shared_folders: true });
+    for (const kind of ['sandbox_b', 'sandbox_d', 'sandbox_e', 'sandbox_f']) {
+      expect(byKind[kind]).toMatchObject({ sizes: ['L'], shared_folders: false, accelerators: [] });
+    }
+    // This host cannot run micro-VM guests: said, with the reason, rather than pretended.
+    expect(byKind.sandbox_f).toMatchObject({ available: false });
+    expect(byKind.sandbox_f!.reason).toMatch(/kvm|qemu|micro-VM/i);
+    await json(await server.request('GET', '/v2/machines/capabilities', { token: null }), 401);
+  });
+
+  it('refuses a provider switched off (503), one that cannot run here (503) and a runtime it does not take (422)', async () => {
+    const path = configFile('providers:\n  sandbox_b: { enabled: true }\n');
+    server = await startTestServer(database, { PADDOCK_CONFIG: path });
+    const off = await json<{ detail: { code: string } }>(await createOn(server, 'sandbox_c'), 503);
+    expect(off.detail.code).toBe('provider_disabled');
+    const unavailable = await json<{ detail: { code: string; message: string } }>(
+      await createOn(server, 'sandbox_b'),
+      503,
+    );
+    expect(unavailable.detail.code).toBe('provider_unavailable');
+    expect(unavailable.detail.message).toContain('sandbox_b cannot run here');
+    const runtime = await json<{ detail: { code: string } }>(
+      await createOn(server, 'sandbox_d', 'knowledge_cloud'),
+      422,
+    );
+    expect(runtime.detail.code).toBe('runtime_not_supported');
+    await json(await createOn(server, 'sandbox_a'), 201);
+  });
+
+  it('admits only accounts inside a provider rollout (403 outside)', async () => {
+    server = await startTestServer(database, {
+      PADDOCK_CONFIG: configFile(
+        'providers:\n  sandbox_a:\n    enabled: true\n    rollout: { orgs: [], users: [] }\n',
+      ),
+    });
+    const outside = await json<{ detail: { code: string } }>(await createOn(server, 'sandbox_a'), 403);
+    expect(outside.detail.code).toBe('provider_not_in_rollout');
+    await server.close();
+    const everyone = configFile('providers:\n  sandbox_a: { enabled: true, rollout: { percent: 100 } }\n');
+    server = await startTestServer(database, { PADDOCK_CONFIG: everyone });
+    await json(await createOn(server, 'sandbox_a'), 201);
+  });
+
+  it('switches the default provider off when the config says so', async () => {
+    server = await startTestServer(database, {
+      PADDOCK_CONFIG: configFile('providers:\n  sandbox_a: { enabled: false }\n'),
+    });
+    expect(
+      (await json<{ detail: { code: string } }>(await createOn(server, 'sandbox_a'), 503)).detail.code,
+    ).toBe('provider_disabled');
+  });
+});
+
+describe('deployment config', () => {
+  it('names the bad setting in one line', () => {
+    expect(() => loadDeploymentConfig(configFile('providers:\n  sandbox_z: { enabled: true }\n'))).toThrow(
+      /invalid PADDOCK_CONFIG .*providers/,
+    );
+    expect(() =>
+      loadDeploymentConfig(configFile('providers:\n  sandbox_a: { enabled: yes-please }\n')),
+    ).toThrow(/providers\.sandbox_a\.enabled/);
+    expect(() => loadDeploymentConfig('/nonexistent/paddock.yaml')).toThrow(/invalid PADDOCK_CONFIG/);
+    expect(loadDeploymentConfig(undefined).providers).toEqual({ sandbox_a: { enabled: true } });
+  });
+});

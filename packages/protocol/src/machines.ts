@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { type MachineKind, type MachineSize, machineKinds, machineSizes } from './agents.ts';
+
+/** What each provider offers (spec: "Sandbox providers"); the runtimes column is not reported (rule 2). */
+export const providerFacts: Record<
+  MachineKind,
+  { sizes: readonly MachineSize[]; sharedFolders: boolean; codingOnly: boolean }
+> = {
+  sandbox_a: { sizes: machineSizes, sharedFolders: true, codingOnly: false },
+  sandbox_b: { sizes: ['L'], sharedFolders: false, codingOnly: false },
+  sandbox_c: { sizes: machineSizes, sharedFolders: true, codingOnly: true },
+  sandbox_d: { sizes: ['L'], sharedFolders: false, codingOnly: true },
+  sandbox_e: { sizes: ['L'], sharedFolders: false, codingOnly: true },
+  sandbox_f: { sizes: ['L'], sharedFolders: false, codingOnly: true },
+};
+
+/** D12: `GET /v2/machines/capabilities`, every provider the service knows (rule 4). */
+export const machineCapabilitiesSchema = z.object({
+  providers: z.array(
+    z.object({
+      machine_kind: z.enum(machineKinds),
+      sizes: z.array(z.enum(machineSizes)),
+      shared_folders: z.boolean(),
+      accelerators: z.array(z.string()),
+      /** Whether this deployment can run the provider at all (not whether it lets you use it). */
+      available: z.boolean(),
+      reason: z.string().optional(),
+      /** How its sandboxes are isolated here (D9), when available. */
+      isolation: z.string().optional(),
+    }),
+  ),
+});
+export type MachineCapabilities = z.infer<typeof machineCapabilitiesSchema>;
