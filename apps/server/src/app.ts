@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { installAuth } from './http/auth.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { gatewayRoutes } from './http/gateway.ts';
+import { agentRoutes } from './http/public/agents.ts';
 import { eventStreamRoutes } from './http/public/event-stream.ts';
 import { machineRoutes } from './http/public/machines.ts';
 import { taskRoutes } from './http/public/tasks.ts';
@@ -61,6 +62,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   threadRoutes(app, options.services);
   taskRoutes(app, options.services);
   machineRoutes(app, options.services);
+  agentRoutes(app, options.services);
   eventStreamRoutes(app, options.services, { keepaliveMs: options.keepaliveMs });
   gatewayRoutes(app, options.models);
   if (options.runnerLink) await runnerLinkRoutes(app, options.runnerLink);

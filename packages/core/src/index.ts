@@ -1,6 +1,7 @@
 export * from './agents/normalize-spec.ts';
 export * from './agents/provider-policy.ts';
 export * from './agents/resolve-agent.ts';
+export * from './agents/update-agent.ts';
 export * from './auth/access.ts';
 export * from './auth/authenticator.ts';
 export * from './auth/bootstrap.ts';

@@ -66,3 +66,42 @@ export const agentSpecSchema = z.strictObject({
   title: z.string().min(1).max(200).optional(),
 });
 export type AgentSpec = z.infer<typeof agentSpecSchema>;
+
+/**
+ * `PATCH /v2/agents/{agent_id}`: fields given replace the agent's (`null` clears an optional one);
+ * `harness` and `machine_kind` may be given only with their current value (409 otherwise).
+ */
+export const agentPatchSchema = z.strictObject({
+  instructions: z.string().max(200_000).nullable().optional(),
+  title: z.string().min(1).max(200).optional(),
+  model: z.string().min(1).max(200).nullable().optional(),
+  entrypoint: z.string().max(100_000).nullable().optional(),
+  secrets: z.record(envNameSchema, z.string().max(64_000)).optional(),
+  mcp_servers: z.array(mcpServerSchema).max(50).optional(),
+  skills: z.array(skillSchema).max(100).optional(),
+  machine_size: z.enum(machineSizes).optional(),
+  harness: z.enum(harnesses).optional(),
+  machine_kind: z.enum(machineKinds).optional(),
+});
+export type AgentPatch = z.infer<typeof agentPatchSchema>;
+
+/** An agent as the public surface shows it: secret names, never their values. */
+export const agentRecordSchema = z.object({
+  id: z.uuid(),
+  team_id: z.uuid(),
+  title: z.string(),
+  harness: z.enum(harnesses),
+  machine_kind: z.enum(machineKinds),
+  machine_size: z.enum(machineSizes),
+  model: z.string().nullable(),
+  instructions: z.string().nullable(),
+  entrypoint: z.string().nullable(),
+  mcp_servers: z.array(mcpServerSchema),
+  skills: z.array(skillSchema),
+  secret_names: z.array(z.string()),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type AgentRecord = z.infer<typeof agentRecordSchema>;
+
+export const agentParamsSchema = z.object({ agent_id: z.uuid() });

@@ -23,3 +23,22 @@ export async function insertOrFindAgent(db: Db, agent: AgentRow): Promise<AgentR
 export function findAgent(db: Db, id: string): Promise<AgentRow | undefined> {
   return db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
 }
+
+/** Rewrites an agent's spec columns; false when another agent of the team already has this spec. */
+export async function updateAgent(
+  db: Db,
+  id: string,
+  patch: Omit<AgentRow, 'id' | 'team_id' | 'owner_user_id' | 'harness' | 'machine_kind' | 'created_at'>,
+): Promise<boolean> {
+  const clash = await db
+    .selectFrom('agents as a')
+    .select('a.id')
+    .innerJoin('agents as self', 'self.team_id', 'a.team_id')
+    .where('self.id', '=', id)
+    .where('a.spec_hash', '=', patch.spec_hash)
+    .where('a.id', '!=', id)
+    .executeTakeFirst();
+  if (clash) return false;
+  await db.updateTable('agents').set(patch).where('id', '=', id).execute();
+  return true;
+}

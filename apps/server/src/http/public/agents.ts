@@ -1,0 +1,17 @@
+import { type Services, updateAgent } from '@paddock/core';
+import { agentParamsSchema, agentPatchSchema, agentRecordSchema } from '@paddock/protocol';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { ctxOf } from '../context.ts';
+
+export function agentRoutes(app: FastifyInstance, services: Services): void {
+  app.withTypeProvider<ZodTypeProvider>().patch(
+    '/v2/agents/:agent_id',
+    {
+      config: { auth: { scope: 'publish' } },
+      schema: { params: agentParamsSchema, body: agentPatchSchema, response: { 200: agentRecordSchema } },
+    },
+    (request) =>
+      updateAgent({ ctx: ctxOf(services, request), agentId: request.params.agent_id, patch: request.body }),
+  );
+}

@@ -1,0 +1,116 @@
+import { mintToken } from '@paddock/core';
+import { testDatabases } from '@paddock/testing';
+import { startTestServer, type TestServer } from '@paddock/testing/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentSpec, allEvents, json, settled } from './helpers.ts';
+
+interface AgentRecord {
+  id: string;
+  title: string;
+  harness: string;
+  machine_kind: string;
+  instructions: string | null;
+  model: string | null;
+  entrypoint: string | null;
+  secret_names: string[];
+}
+
+describe.each(testDatabases())('PATCH /v2/agents on $name', (database) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(database);
+  });
+  afterAll(() => server.close());
+
+  async function newAgent(spec: Record<string, unknown> = {}) {
+    const created = await json<{ thread_id: string; agent_id: string }>(
+      await server.request('POST', '/v2/threads', { body: { agent: agentSpec(spec) } }),
+      201,
+    );
+    return created;
+  }
+  const patch = (agentId: string, body: unknown, token?: string) =>
+    server.request('PATCH', `/v2/agents/${agentId}`, { body, token });
+
+  async function tokenFor(userToken: (userId: string) => Parameters<typeof mintToken>[1]) {
+    const { store } = server.paddock.services;
+    const admin = await store.db.selectFrom('users').select('id').executeTakeFirstOrThrow();
+    return (await store.transaction((trx) => mintToken(trx, userToken(admin.id)))).token;
+  }
+
+  it('replaces the given fields, shows secret names but never values, and new threads run the new spec', async () => {
+    const { agent_id } = await newAgent({ instructions: 'old', secrets: { OLD_SECRET: 'old-value' } });
+    const record = await json<AgentRecord>(
+      await patch(agent_id, {
+        instructions: 'new instructions',
+        title: 'Renamed',
+        entrypoint: 'echo booted > /workspace/boot.txt',
+        secrets: { NEW_SECRET: 'new-value' },
+      }),
+      200,
+    );
+    expect(record).toMatchObject({
+      id: agent_id,
+      title: 'Renamed',
+      instructions: 'new instructions',
+      entrypoint: 'echo booted > /workspace/boot.txt',
+      secret_names: ['NEW_SECRET'],
+    });
+    expect(JSON.stringify(record)).not.toContain('new-value');
+
+    const thread = await json<{ thread_id: string; agent_id: string }>(
+      await server.request('POST', '/v2/threads', {
+        body: { agent_id, input: '::sh echo "[$NEW_SECRET][$OLD_SECRET]"; cat /workspace/boot.txt' },
+      }),
+      201,
+    );
+    expect(thread.agent_id).toBe(agent_id);
+    await settled(server, thread.thread_id);
+    const tool = (await allEvents(server, thread.thread_id)).find((e) => e.type === 'tool_call.end');
+    expect((tool?.data as { output: string }).output).toBe('[new-value][]\nbooted\n');
+
+    const cleared = await json<AgentRecord>(await patch(agent_id, { entrypoint: null, model: null }), 200);
+    expect(cleared).toMatchObject({ entrypoint: null, model: null, instructions: 'new instructions' });
+  });
+
+  it('keeps harness and machine_kind fixed: a different value is 409 naming both, the same one is fine', async () => {
+    const { agent_id } = await newAgent();
+    const harness = await json<{ detail: { code: string; message: string } }>(
+      await patch(agent_id, { harness: 'coding_beta' }),
+      409,
+    );
+    expect(harness.detail.message).toBe(
+      'harness is immutable after agent creation (current coding_alpha, requested coding_beta)',
+    );
+    const kind = await json<{ detail: { message: string } }>(
+      await patch(agent_id, { machine_kind: 'sandbox_c' }),
+      409,
+    );
+    expect(kind.detail.message).toContain('current sandbox_a, requested sandbox_c');
+    await json(
+      await patch(agent_id, { harness: 'coding_alpha', machine_kind: 'sandbox_a', model: 'scripted' }),
+      200,
+    );
+  });
+
+  it('refuses unknown fields (422), unknown agents (404), read-only and sandbox tokens (403), and changes nothing then', async () => {
+    const { agent_id } = await newAgent({ instructions: 'kept' });
+    await json(await patch(agent_id, { colour: 'red' }), 422);
+    await json(await patch('0190c3c8-7a86-7000-8000-000000000000', { title: 'x' }), 404);
+    const readOnly = await tokenFor((userId) => ({ kind: 'pat', userId, name: 'ro', scopes: ['read'] }));
+    expect(
+      (await json<{ detail: string }>(await patch(agent_id, { title: 'x' }, readOnly), 403)).detail,
+    ).toBe('PAT lacks required scope: publish');
+    const { thread_id } = await newAgent({ instructions: 'kept' });
+    const sandboxToken = await tokenFor((userId) => ({
+      kind: 'thread',
+      userId,
+      name: 'sandbox',
+      scopes: ['read', 'publish'],
+      threadId: thread_id,
+    }));
+    await json(await patch(agent_id, { instructions: 'hijacked' }, sandboxToken), 403);
+    const unchanged = await json<AgentRecord>(await patch(agent_id, {}), 200);
+    expect(unchanged.instructions).toBe('kept');
+  });
+});

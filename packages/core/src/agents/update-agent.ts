@@ -1,0 +1,107 @@
+import { type AgentPatch, type AgentRecord, type AgentSpec, timestamp } from '@paddock/protocol';
+import { type AgentRow, findAgent, updateAgent as storeAgent } from '@paddock/store';
+import { reachableAgent, requireScope } from '../auth/access.ts';
+import type { Ctx } from '../context.ts';
+import { PaddockError } from '../errors.ts';
+import { hashSpec, normalizeSpec } from './normalize-spec.ts';
+import { deriveAgentTitle } from './resolve-agent.ts';
+
+/**
+ * `PATCH /v2/agents/{agent_id}`: the given fields replace the agent's. New threads run the new
+ * spec; running threads take instructions and model at their next turn, and secrets, entrypoint
+ * and size at their sandbox's next boot. `harness` and `machine_kind` are fixed at creation.
+ */
+export async function updateAgent({
+  ctx,
+  agentId,
+  patch,
+}: {
+  ctx: Ctx;
+  agentId: string;
+  patch: AgentPatch;
+}): Promise<AgentRecord> {
+  requireScope(ctx.actor, 'publish');
+  // A sandbox's own token must not rewrite the agent every later thread runs as.
+  if (ctx.actor.credential.binding.type === 'thread') {
+    throw new PaddockError('forbidden', 'a thread-bound token cannot change its agent');
+  }
+  return ctx.store.transaction(async (trx) => {
+    const agent = await reachableAgent(trx, ctx.actor, agentId);
+    for (const field of ['harness', 'machine_kind'] as const) {
+      if (patch[field] !== undefined && patch[field] !== agent[field]) {
+        throw new PaddockError(
+          'conflict',
+          `${field} is immutable after agent creation (current ${agent[field]}, requested ${patch[field]})`,
+        );
+      }
+    }
+    const current = specOf(ctx, agent);
+    const next = normalizeSpec({
+      ...current,
+      ...withoutNulls(patch),
+      ...(patch.instructions === null ? { instructions: undefined } : {}),
+      ...(patch.model === null ? { model: undefined } : {}),
+      ...(patch.entrypoint === null ? { entrypoint: undefined } : {}),
+    });
+    const hasSecrets = Object.keys(next.secrets).length > 0;
+    const stored = await storeAgent(trx, agent.id, {
+      spec_hash: hashSpec(next, ctx.secrets.digest),
+      title: deriveAgentTitle(next),
+      machine_size: next.machine_size,
+      model: next.model ?? null,
+      instructions: next.instructions ?? null,
+      entrypoint: next.entrypoint ?? null,
+      mcp_servers: JSON.stringify(next.mcp_servers),
+      skills: JSON.stringify(next.skills),
+      secrets_enc: hasSecrets ? ctx.secrets.seal(JSON.stringify(next.secrets)) : null,
+      updated_at: timestamp(),
+    });
+    if (!stored)
+      throw new PaddockError('conflict', 'another agent of the team already has exactly this spec');
+    return toAgentRecord(ctx, (await findAgent(trx, agent.id))!);
+  });
+}
+
+/** The agent's current spec, as it was given (secrets opened), to apply a patch to. */
+function specOf(ctx: Ctx, agent: AgentRow): AgentSpec {
+  return {
+    harness: agent.harness as AgentSpec['harness'],
+    machine_kind: agent.machine_kind as AgentSpec['machine_kind'],
+    machine_size: agent.machine_size as AgentSpec['machine_size'],
+    title: agent.title,
+    model: agent.model ?? undefined,
+    instructions: agent.instructions ?? undefined,
+    entrypoint: agent.entrypoint ?? undefined,
+    mcp_servers: JSON.parse(agent.mcp_servers),
+    skills: JSON.parse(agent.skills),
+    secrets: agent.secrets_enc ? JSON.parse(ctx.secrets.open(agent.secrets_enc)) : {},
+  };
+}
+
+function withoutNulls<T extends object>(patch: T): { [K in keyof T]: Exclude<T[K], null> } {
+  return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== null)) as {
+    [K in keyof T]: Exclude<T[K], null>;
+  };
+}
+
+export function toAgentRecord(ctx: Ctx, agent: AgentRow): AgentRecord {
+  const secrets: Record<string, string> = agent.secrets_enc
+    ? JSON.parse(ctx.secrets.open(agent.secrets_enc))
+    : {};
+  return {
+    id: agent.id,
+    team_id: agent.team_id,
+    title: agent.title,
+    harness: agent.harness as AgentRecord['harness'],
+    machine_kind: agent.machine_kind as AgentRecord['machine_kind'],
+    machine_size: agent.machine_size as AgentRecord['machine_size'],
+    model: agent.model,
+    instructions: agent.instructions,
+    entrypoint: agent.entrypoint,
+    mcp_servers: JSON.parse(agent.mcp_servers),
+    skills: JSON.parse(agent.skills),
+    secret_names: Object.keys(secrets).sort(),
+    created_at: agent.created_at,
+    updated_at: agent.updated_at,
+  };
+}
