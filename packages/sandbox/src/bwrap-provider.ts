@@ -156,6 +156,7 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
         cleanup: async () => {
           await cgroup?.destroy();
         },
+        setFrozen: cgroup && ((frozen) => cgroup.setFrozen(frozen)),
       });
       void booted.finally(() => standby.refill()).catch(() => {});
       return booted;

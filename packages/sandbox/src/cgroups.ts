@@ -127,10 +127,10 @@ export class SandboxCgroup {
   /** Kills every process in the groups, then removes them. Freezing first stops forks racing the kill. */
   async destroy(): Promise<void> {
     for (let attempt = 0; attempt < 50; attempt++) {
-      const frozen = await this.#setFrozen(true);
+      const frozen = await this.setFrozen(true);
       const pids = await this.pids();
       for (const pid of pids) killQuietly(pid);
-      if (frozen) await this.#setFrozen(false);
+      if (frozen) await this.setFrozen(false);
       if (pids.length === 0) break;
       await sleep(20);
     }
@@ -143,7 +143,8 @@ export class SandboxCgroup {
     );
   }
 
-  async #setFrozen(frozen: boolean): Promise<boolean> {
+  /** Freezes or thaws every process in the group; false without a freezer group. */
+  async setFrozen(frozen: boolean): Promise<boolean> {
     if (!this.#controllers.includes('freezer')) return false;
     const state = join(this.#config.mount, 'freezer', this.#config.parent, this.#id, 'freezer.state');
     try {

@@ -13,6 +13,8 @@ export interface ChildSandboxOptions {
   beforeKill?: (pid: number) => void;
   /** Removes whatever outlives the child's process group (cgroups) and per-boot state. */
   cleanup: () => Promise<void>;
+  /** Freezes or thaws everything inside (the provider's freezer cgroup), when the provider can. */
+  setFrozen?: (frozen: boolean) => Promise<boolean>;
 }
 
 const stderrTailChars = 2000;
@@ -34,6 +36,7 @@ class ChildSandboxProcess implements SandboxProcess {
   readonly id: string;
   readonly exited: Promise<SandboxExit>;
   readonly ready: Promise<void>;
+  readonly setFrozen: ((frozen: boolean) => Promise<boolean>) | undefined;
   pid = 0;
   readonly #child: ChildProcess;
   readonly #beforeKill: ((pid: number) => void) | undefined;
@@ -48,6 +51,7 @@ class ChildSandboxProcess implements SandboxProcess {
     this.#child = options.child;
     this.#beforeKill = options.beforeKill;
     this.#cleanup = options.cleanup;
+    this.setFrozen = options.setFrozen;
     const child = options.child;
     // The supervisor may be gone when we write; its exit is reported through `exited`, not here.
     child.stdin?.on('error', () => {});
@@ -130,6 +134,8 @@ class ChildSandboxProcess implements SandboxProcess {
   }
 
   async #destroy(): Promise<void> {
+    // A frozen process cannot die until it is thawed.
+    await this.setFrozen?.(false);
     const pid = this.#child.pid;
     if (pid !== undefined) {
       this.#beforeKill?.(pid);

@@ -38,6 +38,11 @@ export interface SandboxProcess {
   readonly exited: Promise<SandboxExit>;
   /** Kills everything inside (the whole tree, or cgroup) and removes what the boot created. */
   destroy(): Promise<void>;
+  /**
+   * Freezes (true) or thaws (false) every process inside at once, for a sandbox that sleeps while
+   * idle; absent where the provider cannot (no freezer cgroup). Answers whether it took effect.
+   */
+  setFrozen?(frozen: boolean): Promise<boolean>;
 }
 
 export interface SandboxProvider {

@@ -7,6 +7,7 @@ import type { DraftEvent } from '@paddock/protocol';
 import { type ApiProxy, type ApiTarget, startApiProxy } from './api-proxy.ts';
 import type { TurnCommand } from './protocol.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSize } from './provider.ts';
+import { type SandboxLifecycle, SandboxTimers } from './sandbox-timers.ts';
 import { type StandbyOptions, StandbyPool } from './standby-pool.ts';
 import {
   type EntrypointOutputListener,
@@ -52,6 +53,8 @@ export interface EnsureOptions {
   entrypoint?: string;
   onEntrypointOutput?: EntrypointOutputListener;
   onStatus?: (status: SandboxStatus) => void;
+  /** Sleep while idle, or a lifetime (the providers that have them); read at boot. */
+  lifecycle?: SandboxLifecycle;
 }
 
 const entrypointMarker = 'entrypoint-ran';
@@ -68,6 +71,9 @@ export class Runner {
   readonly #options: RunnerOptions;
   readonly #log: RunnerLog;
   readonly #threads = new Map<string, ThreadSandbox>();
+  readonly #timers = new Map<string, SandboxTimers>();
+  /** Threads whose sandbox reached the end of its lifetime: they never boot again here. */
+  readonly #expired = new Set<string>();
   readonly #booting = new Map<string, Promise<void>>();
   readonly #standbys: StandbyPool | undefined;
   #proxy: Promise<ApiProxy> | undefined;
@@ -106,7 +112,14 @@ export class Runner {
    */
   async ensure(threadId: string, options: EnsureOptions): Promise<boolean> {
     if (this.#closed) throw new Error('runner is shut down');
-    if (this.#threads.has(threadId)) return false;
+    if (this.#expired.has(threadId))
+      throw new Error('the sandbox of this thread reached the end of its lifetime');
+    const running = this.#threads.get(threadId);
+    if (running) {
+      await this.#wake(threadId, running);
+      if (running.turnId === undefined) this.#timers.get(threadId)?.idle();
+      return false;
+    }
     const pending = this.#booting.get(threadId);
     if (pending) return pending.then(() => true);
     const boot = this.#boot(threadId, options).finally(() => this.#booting.delete(threadId));
@@ -117,6 +130,12 @@ export class Runner {
 
   isRunning(threadId: string): boolean {
     return this.#threads.has(threadId);
+  }
+
+  /** `sleeping`: booted but frozen while idle; `absent`: not booted (never, or stopped). */
+  state(threadId: string): 'running' | 'sleeping' | 'absent' {
+    const thread = this.#threads.get(threadId);
+    return !thread ? 'absent' : thread.frozen ? 'sleeping' : 'running';
   }
 
   /** The turn running in the thread's sandbox, if any. */
@@ -142,12 +161,23 @@ export class Runner {
   ): Promise<HarnessTurnResult> {
     const thread = this.#threads.get(threadId);
     if (!thread) return Promise.resolve(sandboxExited('the thread has no running sandbox'));
-    return thread.runTurn(command, onEvent);
+    const timers = this.#timers.get(threadId);
+    timers?.busy();
+    // Sent at once unless the sandbox sleeps: an interrupt or a steered message sent right after
+    // this call must find the turn registered.
+    const result = thread.frozen
+      ? this.#wake(threadId, thread).then(() => thread.runTurn(command, onEvent))
+      : thread.runTurn(command, onEvent);
+    return result.finally(() => {
+      if (this.#threads.get(threadId) === thread && thread.turnId === undefined) timers?.idle();
+    });
   }
 
   /** Offers messages to the thread's running turn (native steering); false when it did not take them. */
   steer(threadId: string, turnId: string, messages: { id: string; content: string }[]): Promise<boolean> {
-    return this.#threads.get(threadId)?.steer(turnId, messages) ?? Promise.resolve(false);
+    const thread = this.#threads.get(threadId);
+    if (!thread) return Promise.resolve(false);
+    return this.#wake(threadId, thread).then(() => thread.steer(turnId, messages));
   }
 
   interrupt(threadId: string, turnId: string): void {
@@ -155,18 +185,26 @@ export class Runner {
     if (thread?.turnId === turnId) thread.sandbox.send({ type: 'interrupt', turn_id: turnId });
   }
 
-  /** Shuts the thread's sandbox down; the next `ensure` boots a fresh one (without the entrypoint). */
-  async stop(threadId: string): Promise<void> {
+  /**
+   * Shuts the thread's sandbox down; the next `ensure` boots a fresh one (without the entrypoint).
+   * A turn it cuts off ends as cancelled, or with `cutOff` as its error (the lifetime ended).
+   */
+  async stop(
+    threadId: string,
+    why?: { detail: string; cutOff?: { code: string; message: string } },
+  ): Promise<void> {
     await this.#booting.get(threadId)?.catch(() => {});
     const thread = this.#threads.get(threadId);
     if (!thread) return;
     this.#threads.delete(threadId);
-    thread.stopping = true;
+    this.#timers.get(threadId)?.clear();
+    this.#timers.delete(threadId);
+    thread.stopping = why?.cutOff ?? true;
     thread.sandbox.send({ type: 'shutdown' });
     const grace = sleep(this.#options.stopGraceMs ?? 2_000, undefined, { ref: false });
     await Promise.race([thread.sandbox.exited, grace]);
     await thread.sandbox.destroy();
-    thread.onStatus?.({ status: 'stopped' });
+    thread.onStatus?.(why ? { status: 'stopped', detail: why.detail } : { status: 'stopped' });
   }
 
   /** Destroys every sandbox (standbys included), closes the API proxy and the provider. */
@@ -222,11 +260,44 @@ export class Runner {
       );
     }
     this.#threads.set(threadId, thread);
+    if (options.lifecycle) {
+      const timers = new SandboxTimers(options.lifecycle, {
+        freeze: () => void this.#freeze(threadId, thread),
+        stop: (reason) => void this.#retire(threadId, reason),
+      });
+      this.#timers.set(threadId, timers);
+      timers.idle();
+    }
     options.onStatus?.({
       status: 'running',
       isolation: provider.isolation,
       detail: claimed ? 'took over a standby sandbox' : 'booted a fresh sandbox',
     });
+  }
+
+  async #freeze(threadId: string, thread: ThreadSandbox): Promise<void> {
+    if (this.#threads.get(threadId) !== thread || thread.turnId !== undefined || thread.frozen) return;
+    if (await thread.sandbox.setFrozen?.(true)) {
+      thread.frozen = true;
+      thread.onStatus?.({ status: 'sleeping', detail: 'frozen while idle' });
+    }
+  }
+
+  /** Thaws a sleeping sandbox before anything is asked of it. */
+  async #wake(threadId: string, thread: ThreadSandbox): Promise<void> {
+    if (!thread.frozen) return;
+    await thread.sandbox.setFrozen?.(false);
+    thread.frozen = false;
+    thread.onStatus?.({ status: 'running', detail: 'woke from sleep' });
+    this.#timers.get(threadId)?.idle();
+  }
+
+  async #retire(threadId: string, reason: 'idle' | 'lifetime'): Promise<void> {
+    if (reason === 'idle')
+      return this.stop(threadId, { detail: 'stopped while idle; the workspace is kept' });
+    this.#expired.add(threadId);
+    const message = 'the sandbox reached the end of its lifetime';
+    await this.stop(threadId, { detail: message, cutOff: { code: 'sandbox_expired', message } });
   }
 
   async #bootFresh(threadId: string, options: EnsureOptions): Promise<SandboxProcess> {

@@ -25,8 +25,13 @@ let steerCount = 0;
 export class ThreadSandbox {
   readonly sandbox: SandboxProcess;
   readonly onStatus: ((status: SandboxStatus) => void) | undefined;
-  /** Set by a deliberate stop, so the turn it cuts off ends as cancelled rather than as a crash. */
-  stopping = false;
+  /**
+   * Set by a deliberate stop, so the turn it cuts off ends as cancelled (or with the given error)
+   * rather than as a crash.
+   */
+  stopping: boolean | { code: string; message: string } = false;
+  /** Frozen while idle (sleeping); thawed before anything is sent. */
+  frozen = false;
   /** The supervisor is gone; nothing sent now would ever be answered. */
   gone = false;
   #turn: PendingTurn | undefined;
@@ -125,8 +130,16 @@ export class ThreadSandbox {
     const turn = this.#turn;
     this.#turn = undefined;
     if (!turn) return;
-    if (this.stopping) turn.resolve({ stopReason: 'cancelled', messages: [], lastAssistantText: '' });
-    else turn.resolve(sandboxExited(`the sandbox exited during the turn (${how})`));
+    if (this.stopping === true)
+      turn.resolve({ stopReason: 'cancelled', messages: [], lastAssistantText: '' });
+    else if (this.stopping) {
+      turn.resolve({
+        stopReason: 'error',
+        messages: [],
+        lastAssistantText: '',
+        error: { ...this.stopping, retryable: false },
+      });
+    } else turn.resolve(sandboxExited(`the sandbox exited during the turn (${how})`));
   }
 }
 

@@ -8,6 +8,7 @@ import { createBwrapProvider } from '../src/bwrap-provider.ts';
 import type { TurnCommand } from '../src/protocol.ts';
 import type { SandboxProvider, SandboxSize } from '../src/provider.ts';
 import { Runner } from '../src/runner.ts';
+import type { SandboxLifecycle } from '../src/sandbox-timers.ts';
 import type { EntrypointStream, SandboxStatus } from '../src/thread-sandbox.ts';
 import { pidsWithMarker } from './host-processes.ts';
 import { readLinesOf } from './proc-files.ts';
@@ -39,7 +40,12 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
 
   async function ensure(
     threadId: string,
-    extra: { entrypoint?: string; size?: SandboxSize; workspaceDir?: string } = {},
+    extra: {
+      entrypoint?: string;
+      size?: SandboxSize;
+      workspaceDir?: string;
+      lifecycle?: SandboxLifecycle;
+    } = {},
   ) {
     const output: { stream: EntrypointStream; text: string; exitCode?: number }[] = [];
     const statuses: SandboxStatus[] = [];
@@ -53,6 +59,7 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
       },
       size: extra.size ?? 'S',
       entrypoint: extra.entrypoint,
+      lifecycle: extra.lifecycle,
       onEntrypointOutput: (stream, text, exitCode) => output.push({ stream, text, exitCode }),
       onStatus: (status) => statuses.push(status),
     });
@@ -263,6 +270,67 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     expect((await runner.runTurn(threadId, turnCommand('::sh true'), () => {})).stopReason).toBe('end_turn');
     await runner.stop(threadId);
+  });
+
+  /** Lines a background loop in the sandbox appends to `tick` every 50 ms. */
+  async function ticks(workspaceDir: string): Promise<number> {
+    return (await readFile(join(workspaceDir, 'tick'), 'utf8').catch(() => '')).split('\n').length;
+  }
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('freezes an idle sandbox, wakes it for the next turn, then stops it keeping the workspace', async (context) => {
+    if (!cgroups) context.skip();
+    const threadId = randomUUID();
+    const lifecycle = { idle: { freezeAfterMs: 1_000, stopAfterMs: 3_000 } };
+    const { workspaceDir, statuses } = await ensure(threadId, {
+      entrypoint: 'echo once >> boots',
+      lifecycle,
+    });
+    const started = await runner.runTurn(
+      threadId,
+      turnCommand("::sh nohup sh -c 'while true; do echo x >> tick; sleep 0.05; done' > /dev/null 2>&1 &"),
+      () => {},
+    );
+    expect(started.stopReason).toBe('end_turn');
+    await sleep(300);
+    expect(runner.state(threadId)).toBe('running');
+    await sleep(1_000);
+    expect(runner.state(threadId)).toBe('sleeping');
+    expect(statuses.map((s) => s.status)).toContain('sleeping');
+    // Frozen: the loop does not advance.
+    const frozenAt = await ticks(workspaceDir);
+    await sleep(300);
+    expect(await ticks(workspaceDir)).toBe(frozenAt);
+
+    const woke = await runner.runTurn(threadId, turnCommand('::sh wc -l < tick'), () => {});
+    expect(woke.stopReason).toBe('end_turn');
+    expect(runner.state(threadId)).toBe('running');
+    await sleep(300);
+    expect(await ticks(workspaceDir)).toBeGreaterThan(frozenAt);
+
+    // Idle long enough, it stops: processes gone, workspace kept, and the next boot skips the entrypoint.
+    for (let i = 0; i < 100 && statuses.at(-1)?.status !== 'stopped'; i++) await sleep(50);
+    expect(runner.state(threadId)).toBe('absent');
+    expect(statuses.at(-1)).toMatchObject({
+      status: 'stopped',
+      detail: 'stopped while idle; the workspace is kept',
+    });
+    const stoppedAt = await ticks(workspaceDir);
+    await sleep(200);
+    expect(await ticks(workspaceDir)).toBe(stoppedAt);
+    await ensure(threadId, { entrypoint: 'echo once >> boots', workspaceDir, lifecycle });
+    expect(await readFile(join(workspaceDir, 'boots'), 'utf8')).toBe('once\n');
+    await runner.stop(threadId);
+  });
+
+  it('stops a sandbox at the end of its lifetime, ending its turn, and never boots it again', async () => {
+    const threadId = randomUUID();
+    await ensure(threadId, { lifecycle: { expiresAt: Date.now() + 1_500 } });
+    const cut = await runner.runTurn(threadId, turnCommand('::sh sleep 30'), () => {});
+    expect(cut.stopReason).toBe('error');
+    expect(cut.error).toMatchObject({ code: 'sandbox_expired' });
+    expect(runner.state(threadId)).toBe('absent');
+    await expect(ensure(threadId)).rejects.toThrow('reached the end of its lifetime');
   });
 
   it('ends a turn whose sandbox dies with sandbox_exited, and boots a fresh sandbox next time', async () => {
