@@ -20,6 +20,11 @@ const configSchema = z.object({
     .optional(),
   PADDOCK_LEASE_TTL_MS: positiveMs.default(30_000),
   PADDOCK_ADOPTION_WINDOW_MS: positiveMs.default(180_000),
+  /** sandbox_c: frozen after this long without a turn, and stopped (workspace kept) after the second. */
+  PADDOCK_SANDBOX_IDLE_MS: positiveMs.default(5 * 60_000),
+  PADDOCK_SANDBOX_IDLE_STOP_MS: positiveMs.default(60 * 60_000),
+  /** sandbox_d: a sandbox lives this long from its first boot, then the task does not resume. */
+  PADDOCK_SANDBOX_MAX_LIFETIME_MS: positiveMs.default(24 * 60 * 60_000),
   /** `embedded`: sandboxes run in the server process; `detached`: `paddock runner` processes host them. */
   PADDOCK_RUNNER: z.enum(['embedded', 'detached']).default('embedded'),
   PADDOCK_RUNNER_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
