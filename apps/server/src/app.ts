@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { installAuth } from './http/auth.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { gatewayRoutes } from './http/gateway.ts';
+import { codeRoutes } from './http/public/code.ts';
 import { eventStreamRoutes } from './http/public/event-stream.ts';
 import { taskRoutes } from './http/public/tasks.ts';
 import { threadRoutes } from './http/public/threads.ts';
@@ -59,6 +60,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.get('/healthz', { config: { auth: false }, schema: { hide: true } }, () => ({ ok: true }));
   threadRoutes(app, options.services);
   taskRoutes(app, options.services);
+  codeRoutes(app, options.services);
   eventStreamRoutes(app, options.services, { keepaliveMs: options.keepaliveMs });
   gatewayRoutes(app, options.models);
   if (options.runnerLink) await runnerLinkRoutes(app, options.runnerLink);

@@ -3,7 +3,7 @@ import { access, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { HarnessTurnResult } from '@paddock/harness';
-import type { DraftEvent } from '@paddock/protocol';
+import type { DraftEvent, SandboxExec, SandboxExecResult } from '@paddock/protocol';
 import { type ApiProxy, type ApiTarget, startApiProxy } from './api-proxy.ts';
 import type { TurnCommand } from './protocol.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSize } from './provider.ts';
@@ -101,14 +101,15 @@ export class Runner {
   }
 
   /**
-   * Boots the thread's sandbox unless it runs; concurrent calls share one boot. Answers whether it
-   * booted (false: it was running, and keeps the environment it booted with).
+   * Boots the thread's sandbox unless it runs; concurrent calls share one boot. Answers whether this
+   * call booted it (false: it was running or booting already, and keeps the environment of the call
+   * that booted it).
    */
   async ensure(threadId: string, options: EnsureOptions): Promise<boolean> {
     if (this.#closed) throw new Error('runner is shut down');
     if (this.#threads.has(threadId)) return false;
     const pending = this.#booting.get(threadId);
-    if (pending) return pending.then(() => true);
+    if (pending) return pending.then(() => false);
     const boot = this.#boot(threadId, options).finally(() => this.#booting.delete(threadId));
     this.#booting.set(threadId, boot);
     await boot;
@@ -148,6 +149,13 @@ export class Runner {
   /** Offers messages to the thread's running turn (native steering); false when it did not take them. */
   steer(threadId: string, turnId: string, messages: { id: string; content: string }[]): Promise<boolean> {
     return this.#threads.get(threadId)?.steer(turnId, messages) ?? Promise.resolve(false);
+  }
+
+  /** Runs code (or probes the languages) in the thread's running sandbox, beside any turn. */
+  exec<E extends SandboxExec>(threadId: string, request: E): Promise<SandboxExecResult<E>> {
+    const thread = this.#threads.get(threadId);
+    if (!thread) return Promise.reject(new Error('the thread has no running sandbox'));
+    return thread.exec(request);
   }
 
   interrupt(threadId: string, turnId: string): void {
