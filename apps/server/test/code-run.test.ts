@@ -117,7 +117,8 @@ describe.each(testDatabases())('code runs on $name', (database) => {
       timeout_ms: 1000,
     });
     expect(result).toMatchObject({ exit_code: 124, stdout: 'started\n', timed_out: true });
-    expect(result.duration_ms).toBeGreaterThanOrEqual(1000);
+    // Node's timers may fire a millisecond early against the clock the duration is measured with.
+    expect(result.duration_ms).toBeGreaterThanOrEqual(990);
     expect(Date.now() - started).toBeLessThan(10_000);
     await sleep(2500);
     expect(existsSync(join(workspace(threadId), 'late.txt'))).toBe(false);
