@@ -8,6 +8,7 @@ import { installAuth } from './http/auth.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { gatewayRoutes } from './http/gateway.ts';
 import { agentRoutes } from './http/public/agents.ts';
+import { codeRoutes } from './http/public/code.ts';
 import { eventStreamRoutes } from './http/public/event-stream.ts';
 import { machineRoutes } from './http/public/machines.ts';
 import { taskRoutes } from './http/public/tasks.ts';
@@ -63,6 +64,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   taskRoutes(app, options.services);
   machineRoutes(app, options.services);
   agentRoutes(app, options.services);
+  codeRoutes(app, options.services);
   eventStreamRoutes(app, options.services, { keepaliveMs: options.keepaliveMs });
   gatewayRoutes(app, options.models);
   if (options.runnerLink) await runnerLinkRoutes(app, options.runnerLink);

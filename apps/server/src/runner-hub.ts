@@ -1,4 +1,6 @@
+import { randomInt } from 'node:crypto';
 import type { SandboxHost, TurnEventSink, TurnResult } from '@paddock/core';
+import type { SandboxExec, SandboxExecResult } from '@paddock/protocol';
 import type { RunnerMessage, ServerMessage } from '@paddock/sandbox';
 import type { ModelMessage } from 'ai';
 import type { Logger } from 'pino';
@@ -51,8 +53,16 @@ export class RunnerHub implements SandboxHost {
     { runnerId: string; options: EnsureOptions; done(outcome: { booted: boolean; error?: string }): void }
   >();
   readonly #steers = new Map<number, { runnerId: string; resolve(taken: boolean): void }>();
+  readonly #execs = new Map<
+    number,
+    { runnerId: string; resolve(result: SandboxExecResult): void; reject(error: Error): void }
+  >();
   #waiting: (() => void)[] = [];
-  #req = 0;
+  /**
+   * Request numbers start at random: a runner may answer, after a reconnect, a request of the server
+   * before a restart, which must not pass for one of this server's (another thread's code run).
+   */
+  #req = randomInt(2 ** 47);
   /** Set by the wiring: takes over a turn a runner holds that no turn here is waiting for. */
   adopt: (turn: { turnId: string; threadId: string; runnerId: string }) => Promise<boolean> = async () =>
     false;
@@ -178,6 +188,20 @@ export class RunnerHub implements SandboxHost {
     });
   }
 
+  exec<E extends SandboxExec>(threadId: string, request: E): Promise<SandboxExecResult<E>> {
+    const connection = this.#connections.get(this.#sandboxes.get(threadId) ?? '');
+    if (!connection) return Promise.reject(new Error('the thread has no running sandbox'));
+    const req = ++this.#req;
+    return new Promise((resolve, reject) => {
+      this.#execs.set(req, {
+        runnerId: connection.runnerId,
+        resolve: resolve as (result: SandboxExecResult) => void,
+        reject,
+      });
+      this.#send(connection, { type: 'exec', req, thread_id: threadId, request });
+    });
+  }
+
   #track(turnId: string, threadId: string, runnerId: string, next: number, onEvent: TurnEventSink) {
     return new Promise<TurnResult>((resolve) => {
       this.#turns.set(turnId, {
@@ -266,6 +290,14 @@ export class RunnerHub implements SandboxHost {
         this.#steers.get(message.req)?.resolve(message.taken);
         this.#steers.delete(message.req);
         return;
+      case 'exec.result': {
+        const exec = this.#execs.get(message.req);
+        if (exec?.runnerId !== connection.runnerId) return;
+        this.#execs.delete(message.req);
+        if (message.result !== undefined) exec.resolve(message.result);
+        else exec.reject(new Error(message.error ?? 'the runner did not run the code'));
+        return;
+      }
       case 'turn.event':
       case 'turn.result': {
         const turn = this.#turns.get(message.turn_id);
@@ -291,7 +323,10 @@ export class RunnerHub implements SandboxHost {
     }
   }
 
-  /** A runner disconnected: its boots and steering fail now; its turns wait for it (or a restart) a while. */
+  /**
+   * A runner disconnected: its boots, steering and code runs fail now; its turns wait for it (or a
+   * restart) a while.
+   */
   #gone(connection: Connection): void {
     this.#connections.delete(connection.runnerId);
     this.#options.logger.warn({ runner_id: connection.runnerId }, 'runner disconnected');
@@ -304,6 +339,11 @@ export class RunnerHub implements SandboxHost {
       if (steer.runnerId !== connection.runnerId) continue;
       this.#steers.delete(req);
       steer.resolve(false);
+    }
+    for (const [req, exec] of this.#execs) {
+      if (exec.runnerId !== connection.runnerId) continue;
+      this.#execs.delete(req);
+      exec.reject(new Error('the runner disconnected during the code run'));
     }
     for (const [turnId, turn] of this.#turns) {
       if (turn.runnerId !== connection.runnerId || turn.lost) continue;

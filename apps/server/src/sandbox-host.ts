@@ -55,5 +55,6 @@ export function embeddedSandboxHost(runner: Runner, apiUrl: string): SandboxHost
       ),
     interrupt: (threadId, turnId) => runner.interrupt(threadId, turnId),
     steer: (threadId, turnId, messages) => runner.steer(threadId, turnId, messages),
+    exec: (threadId, request) => runner.exec(threadId, request),
   };
 }

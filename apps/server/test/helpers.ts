@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { ThreadEvent } from '@paddock/protocol';
 import type { TestServer } from '@paddock/testing/server';
 import { expect } from 'vitest';
@@ -71,4 +74,19 @@ export async function transcript(server: Api, threadId: string): Promise<string[
     200,
   );
   return page.items.map((m) => m.content);
+}
+
+/**
+ * The thread's sandbox credential (thread-bound, with the internal scopes a sandbox gets): a turn
+ * writes its `$PADDOCK_TOKEN` into the workspace, read here from the host side.
+ */
+export async function sandboxToken(server: Api & { dataDir: string }, threadId: string): Promise<string> {
+  await json(
+    await server.request('POST', `/v2/tasks/${threadId}/inputs`, {
+      body: { input_id: randomUUID(), messages: [{ content: '::sh echo -n $PADDOCK_TOKEN > token.txt' }] },
+    }),
+    201,
+  );
+  await settled(server, threadId);
+  return readFile(join(server.dataDir, 'workspaces', threadId, 'token.txt'), 'utf8');
 }

@@ -1,10 +1,21 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ThreadEvent } from '@paddock/protocol';
 import { testDatabases } from '@paddock/testing';
 import { type Deployment, startDeployment } from '@paddock/testing/deployment';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentSpec, allEvents, createIdleThread, json, settled, transcript } from './helpers.ts';
+import {
+  agentSpec,
+  allEvents,
+  createIdleThread,
+  json,
+  sandboxToken,
+  settled,
+  transcript,
+} from './helpers.ts';
 
 interface Frame {
   id: number;
@@ -199,9 +210,41 @@ describe.each(testDatabases())('server restarts with a detached runner ($name)',
     expect(inputs.items.every((i) => i.status === 'submitted')).toBe(true);
   }, 120_000);
 
-  it('refuses inputs (409, no receipt) and Stop (503) while the lease is expired, then the returning runner is adopted', async () => {
+  it('runs code in the sandbox a detached runner hosts', async () => {
+    const d = await deploy({});
+    const threadId = await createIdleThread(d);
+    const token = await sandboxToken(d, threadId);
+    const run = await json<{ exit_code: number; stdout: string }>(
+      await d.request('POST', `/v2/tasks/${threadId}/code/run/sync`, {
+        token,
+        body: {
+          language: 'python3',
+          code: 'print(open("token.txt").read() == __import__("os").environ["PADDOCK_TOKEN"])',
+        },
+      }),
+      200,
+    );
+    expect(run).toMatchObject({ exit_code: 0, stdout: 'True\n' });
+    const capabilities = await json<{ languages: { language: string; available: boolean }[] }>(
+      await d.request('GET', `/v2/tasks/${threadId}/code/capabilities`, { token }),
+      200,
+    );
+    expect(capabilities.languages.map((l) => [l.language, l.available])).toEqual([
+      ['bash', true],
+      ['python3', true],
+      ['node', true],
+    ]);
+  }, 30_000);
+
+  it('refuses inputs (409, no receipt), code runs (409 task_run_busy) and Stop (503) while the lease is expired, then the returning runner is adopted', async () => {
     const d = await deploy({ PADDOCK_LEASE_TTL_MS: '900' });
-    const { threadId } = await startShellTurn(d, '::sh sleep 5; echo first');
+    const { threadId } = await startShellTurn(
+      d,
+      '::sh echo -n $PADDOCK_TOKEN > token.txt; sleep 5; echo first',
+    );
+    const tokenFile = join(d.dataDir, 'workspaces', threadId, 'token.txt');
+    await waitFor('the sandbox token', async () => existsSync(tokenFile));
+    const token = await readFile(tokenFile, 'utf8');
     d.signalRunner('SIGSTOP');
     await d.killServer('SIGKILL');
     await d.startServer();
@@ -219,6 +262,12 @@ describe.each(testDatabases())('server restarts with a detached runner ($name)',
       'turn_interrupt_recovery_required',
     );
     expect(stop.headers.get('retry-after')).toBeNull();
+    const code = await d.request('POST', `/v2/tasks/${threadId}/code/run/sync`, {
+      token,
+      body: { language: 'bash', code: 'echo hi' },
+    });
+    expect(await json(code, 409)).toEqual({ detail: { code: 'task_run_busy', message: expect.any(String) } });
+    expect(code.headers.get('retry-after')).toBe('5');
     expect(await threadStatus(d, threadId)).toBe('running');
 
     d.signalRunner('SIGCONT');
@@ -228,6 +277,11 @@ describe.each(testDatabases())('server restarts with a detached runner ($name)',
       return retried.status === 201;
     });
     await settled(d, threadId, 30_000);
+    const ran = await d.request('POST', `/v2/tasks/${threadId}/code/run/sync`, {
+      token,
+      body: { language: 'bash', code: 'echo hi' },
+    });
+    expect(await json(ran, 200)).toMatchObject({ exit_code: 0, stdout: 'hi\n' });
     const contents = await transcript(d, threadId);
     expect(contents.filter((c) => c === 'second')).toHaveLength(1);
     expect(contents.join('\n')).toContain('first');

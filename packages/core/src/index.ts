@@ -6,6 +6,8 @@ export * from './auth/access.ts';
 export * from './auth/authenticator.ts';
 export * from './auth/bootstrap.ts';
 export * from './auth/mint-token.ts';
+export * from './code/code-capabilities.ts';
+export * from './code/run-code.ts';
 export * from './context.ts';
 export * from './crypto/password.ts';
 export * from './crypto/secret-box.ts';

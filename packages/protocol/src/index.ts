@@ -1,4 +1,5 @@
 export * from './agents.ts';
+export * from './code.ts';
 export * from './errors.ts';
 export * from './event-queries.ts';
 export * from './events.ts';

@@ -1,5 +1,5 @@
 import type { HarnessTurnResult } from '@paddock/harness';
-import type { DraftEvent } from '@paddock/protocol';
+import type { DraftEvent, SandboxExec, SandboxExecResult } from '@paddock/protocol';
 import type { ModelMessage } from 'ai';
 
 /**
@@ -26,10 +26,17 @@ export type RunnerCommand =
   | { type: 'interrupt'; turn_id: string }
   /** Messages for the running turn (native steering); answered by one `steer.result`. */
   | { type: 'steer'; turn_id: string; steer_id: string; messages: { id: string; content: string }[] }
+  /**
+   * Code to run beside any turn (the code endpoints), or a probe of the languages; answered by one
+   * `exec.result`. It waits for `configure`, like a turn.
+   */
+  | { type: 'exec'; exec_id: string; request: SandboxExec }
   | { type: 'shutdown' };
 
 export type SupervisorMessage =
   | { type: 'steer.result'; steer_id: string; delivered: boolean }
+  /** `error` when the request could not be carried out; a program that fails still has a `result`. */
+  | { type: 'exec.result'; exec_id: string; result?: SandboxExecResult; error?: string }
   | { type: 'ready'; pid: number }
   /**
    * The harness (the AI SDK behind it) is imported and, in a sandbox still waiting for `configure`,

@@ -3,7 +3,7 @@ import { access, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { HarnessTurnResult } from '@paddock/harness';
-import type { DraftEvent } from '@paddock/protocol';
+import type { DraftEvent, SandboxExec, SandboxExecResult } from '@paddock/protocol';
 import { type ApiProxy, type ApiTarget, startApiProxy } from './api-proxy.ts';
 import type { TurnCommand } from './protocol.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSize } from './provider.ts';
@@ -107,8 +107,9 @@ export class Runner {
   }
 
   /**
-   * Boots the thread's sandbox unless it runs; concurrent calls share one boot. Answers whether it
-   * booted (false: it was running, and keeps the environment it booted with).
+   * Boots the thread's sandbox unless it runs; concurrent calls share one boot. Answers whether this
+   * call booted it (false: it was running or booting already, and keeps the environment of the call
+   * that booted it).
    */
   async ensure(threadId: string, options: EnsureOptions): Promise<boolean> {
     if (this.#closed) throw new Error('runner is shut down');
@@ -121,7 +122,7 @@ export class Runner {
       return false;
     }
     const pending = this.#booting.get(threadId);
-    if (pending) return pending.then(() => true);
+    if (pending) return pending.then(() => false);
     const boot = this.#boot(threadId, options).finally(() => this.#booting.delete(threadId));
     this.#booting.set(threadId, boot);
     await boot;
@@ -178,6 +179,13 @@ export class Runner {
     const thread = this.#threads.get(threadId);
     if (!thread) return Promise.resolve(false);
     return this.#wake(threadId, thread).then(() => thread.steer(turnId, messages));
+  }
+
+  /** Runs code (or probes the languages) in the thread's running sandbox, beside any turn. */
+  exec<E extends SandboxExec>(threadId: string, request: E): Promise<SandboxExecResult<E>> {
+    const thread = this.#threads.get(threadId);
+    if (!thread) return Promise.reject(new Error('the thread has no running sandbox'));
+    return thread.exec(request);
   }
 
   interrupt(threadId: string, turnId: string): void {

@@ -1,5 +1,5 @@
 import type { HarnessTurnResult } from '@paddock/harness';
-import type { DraftEvent, EventData } from '@paddock/protocol';
+import type { DraftEvent, EventData, SandboxExec, SandboxExecResult } from '@paddock/protocol';
 import type { SupervisorMessage, TurnCommand } from './protocol.ts';
 import type { SandboxExit, SandboxProcess } from './provider.ts';
 
@@ -19,7 +19,13 @@ interface PendingEntrypoint {
   reject: (error: Error) => void;
 }
 
+interface PendingExec {
+  resolve: (result: SandboxExecResult) => void;
+  reject: (error: Error) => void;
+}
+
 let steerCount = 0;
+let execCount = 0;
 
 /** One thread's running sandbox: routes the supervisor's messages to whoever waits for them. */
 export class ThreadSandbox {
@@ -37,6 +43,7 @@ export class ThreadSandbox {
   #turn: PendingTurn | undefined;
   #entrypoint: PendingEntrypoint | undefined;
   readonly #steers = new Map<string, (delivered: boolean) => void>();
+  readonly #execs = new Map<string, PendingExec>();
 
   constructor(
     sandbox: SandboxProcess,
@@ -86,6 +93,16 @@ export class ThreadSandbox {
     });
   }
 
+  /** Runs code (or probes the languages) beside any turn; rejects if the sandbox is gone or dies meanwhile. */
+  exec<E extends SandboxExec>(request: E): Promise<SandboxExecResult<E>> {
+    if (this.gone) return Promise.reject(new Error('the sandbox is gone'));
+    const execId = `exec-${++execCount}`;
+    return new Promise((resolve, reject) => {
+      this.#execs.set(execId, { resolve: resolve as PendingExec['resolve'], reject });
+      this.sandbox.send({ type: 'exec', exec_id: execId, request });
+    });
+  }
+
   #route(message: SupervisorMessage, log: (level: 'info' | 'warn' | 'error', message: string) => void): void {
     switch (message.type) {
       case 'entrypoint.output':
@@ -111,6 +128,13 @@ export class ThreadSandbox {
         this.#steers.get(message.steer_id)?.(message.delivered);
         this.#steers.delete(message.steer_id);
         return;
+      case 'exec.result': {
+        const exec = this.#execs.get(message.exec_id);
+        this.#execs.delete(message.exec_id);
+        if (message.result !== undefined) exec?.resolve(message.result);
+        else exec?.reject(new Error(message.error ?? 'the sandbox did not run the code'));
+        return;
+      }
       case 'log':
         log(message.level, `sandbox ${this.sandbox.id}: ${message.message}`);
         return;
@@ -127,6 +151,9 @@ export class ThreadSandbox {
     this.#entrypoint = undefined;
     for (const resolve of this.#steers.values()) resolve(false);
     this.#steers.clear();
+    for (const { reject } of this.#execs.values())
+      reject(new Error(`the sandbox exited during a code run (${how})`));
+    this.#execs.clear();
     const turn = this.#turn;
     this.#turn = undefined;
     if (!turn) return;

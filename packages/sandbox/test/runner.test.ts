@@ -50,7 +50,7 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
     const output: { stream: EntrypointStream; text: string; exitCode?: number }[] = [];
     const statuses: SandboxStatus[] = [];
     const workspaceDir = extra.workspaceDir ?? (await root.dir(`ws-${threadId}`));
-    await runner.ensure(threadId, {
+    const booted = await runner.ensure(threadId, {
       workspaceDir,
       env: {
         PADDOCK_API_URL: `http://127.0.0.1:${server.port}`,
@@ -64,7 +64,7 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
       onStatus: (status) => statuses.push(status),
     });
     const tookStandby = statuses.at(-1)?.detail === 'took over a standby sandbox';
-    return { output, statuses, workspaceDir, tookStandby };
+    return { output, statuses, workspaceDir, tookStandby, booted };
   }
 
   function standbyDirs(stateDir: string): string[] {
@@ -205,13 +205,15 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
   it('shares one boot between concurrent ensure calls', async () => {
     const threadId = randomUUID();
     const before = freshBoots;
-    await Promise.all([
+    const calls = await Promise.all([
       ensure(threadId, { size: 'M' }),
       ensure(threadId, { size: 'M' }),
       ensure(threadId, { size: 'M' }),
     ]);
     expect(freshBoots - before).toBe(1);
-    await ensure(threadId, { size: 'M' });
+    // Only the call that booted it had its environment (its token) taken.
+    expect(calls.filter((call) => call.booted)).toHaveLength(1);
+    expect((await ensure(threadId, { size: 'M' })).booted).toBe(false);
     expect(freshBoots - before).toBe(1);
     await runner.stop(threadId);
   });
@@ -345,6 +347,25 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
     expect(freshBoots - before).toBe(1);
     expect((await runner.runTurn(threadId, turnCommand('::sh true'), () => {})).stopReason).toBe('end_turn');
     await runner.stop(threadId);
+  });
+
+  it('runs code beside a turn, and fails a code run its sandbox dies under', async () => {
+    const threadId = randomUUID();
+    await ensure(threadId);
+    const turn = runner.runTurn(threadId, turnCommand('::sh sleep 2'), () => {});
+    const run = { op: 'run', language: 'bash', timeout_ms: 10_000, output_limit_bytes: 1024 } as const;
+    expect(await runner.exec(threadId, { ...run, code: 'echo "$AGENT_SECRET"' })).toMatchObject({
+      exit_code: 0,
+      stdout: 'sekrit\n',
+    });
+    expect(runner.activeTurn(threadId)).toBeDefined();
+    const dying = expect(runner.exec(threadId, { ...run, code: 'sleep 30' })).rejects.toThrow(
+      /exited during a code run/,
+    );
+    await runner.stop(threadId);
+    await dying;
+    expect((await turn).stopReason).toBe('cancelled');
+    await expect(runner.exec(threadId, { ...run, code: 'true' })).rejects.toThrow(/no running sandbox/);
   });
 
   it('stops mid-turn as a cancelled turn, leaving nothing running', async () => {

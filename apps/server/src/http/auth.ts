@@ -4,8 +4,11 @@ import type { FastifyInstance } from 'fastify';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** `false` for public routes; otherwise the scope the credential needs (none for reads). */
-    auth?: false | { scope?: Scope };
+    /**
+     * `false` for public routes; otherwise the scope the credential needs (none for reads), or the
+     * scopes, checked in order, so the refusal names the first one missing.
+     */
+    auth?: false | { scope?: Scope | readonly Scope[] };
   }
   interface FastifyRequest {
     actor: Actor;
@@ -31,6 +34,6 @@ export function installAuth(app: FastifyInstance, authenticator: Authenticator):
         request.log.error({ err: error }, 'authorization unavailable');
         throw new PaddockError('unavailable', 'authorization temporarily unavailable', { retryAfter: 2 });
       });
-    if (auth?.scope) requireScope(request.actor, auth.scope);
+    for (const scope of [auth?.scope ?? []].flat()) requireScope(request.actor, scope);
   });
 }

@@ -1,4 +1,12 @@
-import type { DraftEvent, EventData, MachineSize, OutcomeStatus, StopReason } from '@paddock/protocol';
+import type {
+  DraftEvent,
+  EventData,
+  MachineSize,
+  OutcomeStatus,
+  SandboxExec,
+  SandboxExecResult,
+  StopReason,
+} from '@paddock/protocol';
 
 /** A conversation message as harnesses exchange it (the AI SDK's ModelMessage shape). */
 export interface ConversationMessage {
@@ -78,4 +86,11 @@ export interface SandboxHost {
   canInterrupt?(threadId: string): boolean;
   /** Offers messages to the thread's running turn (native steering); false when it did not take them. */
   steer(threadId: string, turnId: string, messages: { id: string; content: string }[]): Promise<boolean>;
+  /**
+   * Runs code in the thread's running sandbox (call `ensure` first) as its tools run: in its
+   * workspace, with its environment, as the sandbox uid; or probes which languages it has. It runs
+   * beside a turn, if one runs, and is no part of it. Rejects when the sandbox is not running, dies
+   * meanwhile, or its runner disconnects; a program that fails still answers its result.
+   */
+  exec<E extends SandboxExec>(threadId: string, request: E): Promise<SandboxExecResult<E>>;
 }

@@ -1,5 +1,3 @@
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { timestamp } from '@paddock/protocol';
 import { appendEvents, turnHandedOff } from '@paddock/runtime';
 import {
@@ -16,14 +14,11 @@ import {
   markInputsSubmitted,
   markTurnFinalizing,
   markTurnUninterruptible,
-  revokeThreadTokens,
-  revokeToken,
   setRunner,
   type ThreadRow,
   type TurnRow,
   updateThread,
 } from '@paddock/store';
-import { mintToken } from '../auth/mint-token.ts';
 import type { Services } from '../context.ts';
 import { deliverMessages } from '../threads/deliver-messages.ts';
 import { giveBackInput } from '../threads/give-back-input.ts';
@@ -32,6 +27,7 @@ import type { QueuedMessage } from '../threads/queue-input.ts';
 import { toConversation } from './conversation.ts';
 import type { TurnEventSink, TurnResult } from './sandbox-host.ts';
 import { settleAbandonedTurn, settleTurn } from './settle-turn.ts';
+import { ensureThreadSandbox } from './thread-sandbox.ts';
 
 export interface TurnExecutor {
   execute(turn: TurnRow, signal: AbortSignal): Promise<void>;
@@ -95,49 +91,6 @@ export function createTurnExecutor(services: Services): TurnExecutor {
     if (!started) return undefined;
     events.publish(started.events);
     return started.thread;
-  }
-
-  /**
-   * Boots the thread's sandbox unless it runs, with a fresh thread token. The token that counts is the
-   * one the running sandbox holds: the others are revoked once the boot says which that is (a
-   * sandbox a detached runner kept running while no server was connected keeps its own).
-   */
-  async function ensureSandbox(thread: ThreadRow, agent: AgentRow, emit: TurnEventSink): Promise<void> {
-    if (sandboxes.isRunning(thread.id)) return;
-    const minted = await store.transaction((trx) =>
-      mintToken(trx, {
-        kind: 'thread',
-        userId: thread.owner_user_id,
-        name: `sandbox of thread ${thread.id}`,
-        scopes: ['read', 'publish'],
-        threadId: thread.id,
-      }),
-    );
-    const secrets: Record<string, string> = agent.secrets_enc
-      ? JSON.parse(services.secrets.open(agent.secrets_enc))
-      : {};
-    const workspaceDir = join(services.workspacesDir, thread.id);
-    await mkdir(workspaceDir, { recursive: true });
-    const booted = await sandboxes.ensure(thread.id, {
-      workspaceDir,
-      env: { ...secrets, PADDOCK_TOKEN: minted.token, PADDOCK_THREAD_ID: thread.id },
-      size: agent.machine_size as 'S' | 'M' | 'L',
-      entrypoint: agent.entrypoint ?? undefined,
-      onEntrypointOutput: (stream, text, exitCode) => {
-        if (exitCode !== undefined && exitCode !== 0) {
-          log.warn({ thread_id: thread.id, exit_code: exitCode }, 'entrypoint failed');
-        }
-        void emit({
-          type: 'entrypoint.output',
-          data: exitCode === undefined ? { stream, text } : { stream, text, exit_code: exitCode },
-        });
-      },
-      onStatus: (status) => void emit({ type: 'sandbox.status', data: status }),
-    });
-    await store.transaction(async (trx) => {
-      if (booted) await revokeThreadTokens(trx, thread.id, timestamp(), minted.id);
-      else await revokeToken(trx, minted.id, timestamp());
-    });
   }
 
   /**
@@ -243,7 +196,7 @@ export function createTurnExecutor(services: Services): TurnExecutor {
         return;
       }
       await follow(turn, thread, signal, async (emit, agent, model) => {
-        await ensureSandbox(thread, agent, emit);
+        await ensureThreadSandbox(services, thread, agent, emit);
         if (signal.aborted) return cancelled;
         const running = sandboxes.runTurn(
           thread.id,

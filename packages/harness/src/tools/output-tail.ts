@@ -6,6 +6,12 @@ export function createOutputTail(limit: number) {
   const chunks: Buffer[] = [];
   let kept = 0;
   let total = 0;
+  /** The bytes kept, and how many were dropped before them. */
+  const tail = (): { text: string; dropped: number } => {
+    let bytes = Buffer.concat(chunks);
+    if (bytes.length > limit) bytes = bytes.subarray(bytes.length - limit);
+    return { text: bytes.toString('utf8'), dropped: total - bytes.length };
+  };
   return {
     push(chunk: Buffer) {
       chunks.push(chunk);
@@ -13,12 +19,11 @@ export function createOutputTail(limit: number) {
       total += chunk.length;
       while (chunks.length > 1 && kept - chunks[0].length >= limit) kept -= chunks.shift()!.length;
     },
+    tail,
+    /** The kept output, headed by a note when some was dropped. */
     text(): string {
-      let bytes = Buffer.concat(chunks);
-      if (bytes.length > limit) bytes = bytes.subarray(bytes.length - limit);
-      const omitted = total - bytes.length;
-      const text = bytes.toString('utf8');
-      return omitted > 0 ? `[output truncated: the first ${omitted} bytes were dropped]\n${text}` : text;
+      const { text, dropped } = tail();
+      return dropped > 0 ? `[output truncated: the first ${dropped} bytes were dropped]\n${text}` : text;
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { HarnessTurnResult } from '@paddock/harness';
-import type { DraftEvent } from '@paddock/protocol';
+import type { DraftEvent, SandboxExec, SandboxExecResult } from '@paddock/protocol';
 import type { TurnCommand } from '../protocol.ts';
 import type { SandboxSize } from '../provider.ts';
 import type { EntrypointStream, SandboxStatus } from '../thread-sandbox.ts';
@@ -41,7 +41,9 @@ export type ServerMessage =
       thread_id: string;
       turn_id: string;
       messages: { id: string; content: string }[];
-    };
+    }
+  /** Code to run in the thread's running sandbox beside any turn; answered by one `exec.result`. */
+  | { type: 'exec'; req: number; thread_id: string; request: SandboxExec };
 
 export type RunnerMessage =
   | {
@@ -58,7 +60,9 @@ export type RunnerMessage =
   | { type: 'sandbox.gone'; thread_id: string; status: SandboxStatus }
   | { type: 'turn.event'; turn_id: string; index: number; event: DraftEvent }
   | { type: 'turn.result'; turn_id: string; index: number; result: HarnessTurnResult }
-  | { type: 'steer.result'; req: number; taken: boolean };
+  | { type: 'steer.result'; req: number; taken: boolean }
+  /** `error` when the sandbox could not run it (none runs, it died); a failing program has a `result`. */
+  | { type: 'exec.result'; req: number; result?: SandboxExecResult; error?: string };
 
 export type TurnEntry = Extract<RunnerMessage, { type: 'turn.event' | 'turn.result' }>;
 

@@ -203,6 +203,14 @@ export class RunnerLink {
         this.#send({ type: 'steer.result', req: message.req, taken });
         return;
       }
+      case 'exec': {
+        const answer = await runner.exec(message.thread_id, message.request).then(
+          (result) => ({ result }),
+          (error: unknown) => ({ error: error instanceof Error ? error.message : String(error) }),
+        );
+        this.#send({ type: 'exec.result', req: message.req, ...answer });
+        return;
+      }
     }
   }
 

@@ -114,6 +114,18 @@ async function handle(command: RunnerCommand): Promise<void> {
       send({ type: 'steer.result', steer_id: command.steer_id, delivered });
       return;
     }
+    case 'exec': {
+      const context = await configured.promise;
+      await proxyReady;
+      const answer = await import('./exec.ts')
+        .then(({ execute }) => execute(command.request, context))
+        .then(
+          (result) => ({ result }),
+          (error: unknown) => ({ error: error instanceof Error ? error.message : String(error) }),
+        );
+      send({ type: 'exec.result', exec_id: command.exec_id, ...answer });
+      return;
+    }
     case 'shutdown':
       process.exit(0);
   }

@@ -1,0 +1,34 @@
+import { getCodeCapabilities, runCode, type Services } from '@paddock/core';
+import {
+  codeCapabilitiesSchema,
+  codeRunBodySchema,
+  codeRunResultSchema,
+  taskParamsSchema,
+} from '@paddock/protocol';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { ctxOf } from '../context.ts';
+import { asTask } from './tasks.ts';
+
+/** Code execution in a task's sandbox; both routes need `code:execute` besides `publish` (spec, Authentication 9). */
+export function codeRoutes(app: FastifyInstance, services: Services): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const auth = { scope: ['publish', 'code:execute'] } as const;
+
+  r.post(
+    '/v2/tasks/:task_id/code/run/sync',
+    {
+      config: { auth },
+      schema: { params: taskParamsSchema, body: codeRunBodySchema, response: { 200: codeRunResultSchema } },
+    },
+    (request) =>
+      asTask(runCode({ ctx: ctxOf(services, request), taskId: request.params.task_id, body: request.body })),
+  );
+
+  r.get(
+    '/v2/tasks/:task_id/code/capabilities',
+    { config: { auth }, schema: { params: taskParamsSchema, response: { 200: codeCapabilitiesSchema } } },
+    (request) =>
+      asTask(getCodeCapabilities({ ctx: ctxOf(services, request), taskId: request.params.task_id })),
+  );
+}
