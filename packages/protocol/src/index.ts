@@ -2,6 +2,7 @@ export * from './agents.ts';
 export * from './errors.ts';
 export * from './event-queries.ts';
 export * from './events.ts';
+export * from './files.ts';
 export * from './ids.ts';
 export * from './messages.ts';
 export * from './scopes.ts';

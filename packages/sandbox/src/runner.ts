@@ -119,6 +119,11 @@ export class Runner {
     return this.#threads.has(threadId);
   }
 
+  /** Whether the thread's sandbox is booting (its entrypoint included). */
+  isBooting(threadId: string): boolean {
+    return this.#booting.has(threadId);
+  }
+
   /** The turn running in the thread's sandbox, if any. */
   activeTurn(threadId: string): string | undefined {
     return this.#threads.get(threadId)?.turnId;

@@ -68,12 +68,17 @@ export async function ensureQueuedTurn(db: Db, thread: ThreadRow, at: string): P
 }
 
 /**
- * A running turn whose lease expired may be awaiting adoption by a restarted server (its detached
- * runner still runs it), so new work waits: 409 without a receipt, for the client to retry the same
- * input until the turn is adopted or, after the adoption window, settled.
+ * Whether a running turn's lease expired: it may be awaiting adoption by a restarted server (its
+ * detached runner still runs it) until it is adopted or, after the adoption window, settled.
+ */
+export function awaitingAdoption(turns: TurnRow[], at: string): boolean {
+  return turns.some((t) => t.status === 'running' && t.lease_expires_at !== null && t.lease_expires_at < at);
+}
+
+/**
+ * New work waits while a turn may be awaiting adoption: 409 without a receipt, for the client to
+ * retry the same input until the turn is adopted or settled.
  */
 export function refuseWhileAwaitingAdoption(turns: TurnRow[], at: string): void {
-  if (turns.some((t) => t.status === 'running' && t.lease_expires_at !== null && t.lease_expires_at < at)) {
-    throw new PaddockError('task_busy', 'task is busy (active run lease)');
-  }
+  if (awaitingAdoption(turns, at)) throw new PaddockError('task_busy', 'task is busy (active run lease)');
 }
