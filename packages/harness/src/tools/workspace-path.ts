@@ -1,10 +1,11 @@
 import { lstat, realpath } from 'node:fs/promises';
 import path from 'node:path';
 
-/** A requested path that leaves the workspace (or cannot be judged safely); other errors are the filesystem's. */
-export class WorkspacePathError extends Error {
-  override name = 'WorkspacePathError';
-}
+/**
+ * A requested path that leaves the workspace (or cannot be judged safely); other errors are the
+ * filesystem's. Its name stays `Error`: the model reads tool failures as `Error: <message>`.
+ */
+export class WorkspacePathError extends Error {}
 
 /**
  * Resolves a tool's path argument inside the workspace, refusing anything that leaves it: absolute
