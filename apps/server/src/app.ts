@@ -2,7 +2,7 @@ import fastifySwagger from '@fastify/swagger';
 import type { Authenticator, Services } from '@paddock/core';
 import type { ModelRouter } from '@paddock/models';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { jsonSchemaTransform, validatorCompiler } from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import { installAuth } from './http/auth.ts';
 import { installErrorHandling } from './http/errors.ts';
@@ -10,6 +10,7 @@ import { gatewayRoutes } from './http/gateway.ts';
 import { agentRoutes } from './http/public/agents.ts';
 import { codeRoutes } from './http/public/code.ts';
 import { eventStreamRoutes } from './http/public/event-stream.ts';
+import { fileRoutes } from './http/public/files.ts';
 import { machineRoutes } from './http/public/machines.ts';
 import { taskRoutes } from './http/public/tasks.ts';
 import { threadRoutes } from './http/public/threads.ts';
@@ -49,6 +50,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       security: [{ bearer: [] }],
     },
     transform: jsonSchemaTransform,
+    // Schemas registered with an id (the recursive file tree node) become components.
+    transformObject: jsonSchemaTransformObject,
   });
   installAuth(app, options.authenticator);
   // Graceful close: requests in flight get a short grace, then every connection still open (a client's
@@ -65,6 +68,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   machineRoutes(app, options.services);
   agentRoutes(app, options.services);
   codeRoutes(app, options.services);
+  fileRoutes(app, options.services);
   eventStreamRoutes(app, options.services, { keepaliveMs: options.keepaliveMs });
   gatewayRoutes(app, options.models);
   if (options.runnerLink) await runnerLinkRoutes(app, options.runnerLink);

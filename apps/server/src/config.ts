@@ -3,6 +3,22 @@ import { z } from 'zod';
 
 const positiveMs = z.coerce.number().int().positive();
 
+/** `{"<org_id>": <credits>}`: a credit budget per organization; one not named is unlimited. */
+const creditBudgets = z
+  .string()
+  .transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON object' });
+      return z.NEVER;
+    }
+  })
+  .pipe(
+    z.record(z.uuid('keys must be organization ids'), z.number().int('credits must be whole numbers').min(0)),
+  )
+  .transform((budgets) => new Map(Object.entries(budgets)));
+
 /** Every setting, parsed once at start-up from the environment (D1, D10). */
 const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8787),
@@ -42,6 +58,8 @@ const configSchema = z.object({
     .int()
     .positive()
     .default(4 * 1024 * 1024),
+  /** Credit budgets per organization (model tokens; see docs/decisions.md); unlimited by default. */
+  PADDOCK_CREDIT_BUDGETS: creditBudgets.default(new Map()),
   PADDOCK_DEFAULT_MODEL: z.string().min(1).optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_BASE_URL: z.url().optional(),

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   bootstrap,
+  budgetCreditGate,
   createAuthenticator,
   createProviderPolicy,
   createSecretBox,
@@ -65,6 +66,7 @@ export async function startPaddock(
     secrets,
     providers: createProviderPolicy(deployment.providers, () => availability),
     sandboxes: undefined as unknown as Services['sandboxes'],
+    credits: budgetCreditGate({ store, budgets: config.PADDOCK_CREDIT_BUDGETS }),
     workspacesDir: join(config.dataDir, 'workspaces'),
     defaultModel: models.defaultModel,
     log: logger,

@@ -52,6 +52,8 @@ export class RunnerHub implements SandboxHost {
     number,
     { runnerId: string; options: EnsureOptions; done(outcome: { booted: boolean; error?: string }): void }
   >();
+  /** Threads whose sandbox boot (or wait for a runner to boot it on) is under way here. */
+  readonly #booting = new Set<string>();
   readonly #steers = new Map<number, { runnerId: string; resolve(taken: boolean): void }>();
   readonly #execs = new Map<
     number,
@@ -109,8 +111,21 @@ export class RunnerHub implements SandboxHost {
     return runnerId !== undefined && this.#connections.has(runnerId);
   }
 
+  isBooting(threadId: string): boolean {
+    return this.#booting.has(threadId);
+  }
+
   async ensure(threadId: string, options: EnsureOptions): Promise<boolean> {
     if (this.isRunning(threadId)) return false;
+    this.#booting.add(threadId);
+    try {
+      return await this.#ensure(threadId, options);
+    } finally {
+      this.#booting.delete(threadId);
+    }
+  }
+
+  async #ensure(threadId: string, options: EnsureOptions): Promise<boolean> {
     const connection = await this.#pickRunner(threadId);
     const req = ++this.#req;
     const booted = await new Promise<boolean>((resolve, reject) => {

@@ -43,6 +43,7 @@ export function embeddedSandboxHost(runner: Runner, apiUrl: string): SandboxHost
   return {
     runnerFor: () => undefined,
     isRunning: (threadId) => runner.isRunning(threadId),
+    isBooting: (threadId) => runner.isBooting(threadId),
     ensure: (threadId, ensure) =>
       runner.ensure(threadId, { ...ensure, env: { ...ensure.env, PADDOCK_API_URL: apiUrl } }),
     runTurn: (threadId, command, onEvent) =>

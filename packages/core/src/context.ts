@@ -2,6 +2,7 @@ import type { Scope, TokenKind } from '@paddock/protocol';
 import type { EventLog, TurnWorker } from '@paddock/runtime';
 import type { Store } from '@paddock/store';
 import type { ProviderPolicy } from './agents/provider-policy.ts';
+import type { CreditGate } from './credits/credit-gate.ts';
 import type { SecretBox } from './crypto/secret-box.ts';
 import type { Faults } from './faults.ts';
 import type { SandboxHost } from './turns/sandbox-host.ts';
@@ -26,6 +27,8 @@ export interface Services {
   secrets: SecretBox;
   providers: ProviderPolicy;
   sandboxes: SandboxHost;
+  /** Whether an organization may still use machines (file reads answer 402 when it may not). */
+  credits: CreditGate;
   /** Set once the worker exists; verbs use it to start queued turns promptly. */
   worker?: Pick<TurnWorker, 'wake' | 'cancel'>;
   /** Set once the turn executor exists: hands an input to a turn running in this process. */

@@ -6,7 +6,7 @@ import { listTool } from '../src/tools/list.ts';
 import { readTool } from '../src/tools/read.ts';
 import { runCommand } from '../src/tools/run-command.ts';
 import type { ToolContext } from '../src/tools/tool-context.ts';
-import { resolveWorkspacePath } from '../src/tools/workspace-path.ts';
+import { resolveWorkspacePath, WorkspacePathError } from '../src/tools/workspace-path.ts';
 import { tempDir } from './turn-helpers.ts';
 
 async function context(): Promise<ToolContext> {
@@ -38,8 +38,16 @@ describe('workspace path confinement', () => {
     await symlink(join(outside, 'missing'), join(workspaceDir, 'dangling'));
     await mkdir(join(workspaceDir, 'inside'));
     await symlink(join(workspaceDir, 'inside'), join(workspaceDir, 'in-link'));
-    for (const path of ['../x', '/etc/passwd', 'a/../../x', 'out', 'out/new/file.txt', 'dangling']) {
-      await expect(resolveWorkspacePath(workspaceDir, path), path).rejects.toThrow(/workspace|symlink/);
+    for (const path of [
+      '../x',
+      '/etc/passwd',
+      'a/../../x',
+      'out',
+      'out/new/file.txt',
+      'dangling',
+      'in\0side',
+    ]) {
+      await expect(resolveWorkspacePath(workspaceDir, path), path).rejects.toThrow(WorkspacePathError);
     }
     expect(await resolveWorkspacePath(workspaceDir, 'in-link/f.txt')).toBe(
       join(workspaceDir, 'in-link/f.txt'),

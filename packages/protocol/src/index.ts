@@ -3,6 +3,7 @@ export * from './code.ts';
 export * from './errors.ts';
 export * from './event-queries.ts';
 export * from './events.ts';
+export * from './files.ts';
 export * from './ids.ts';
 export * from './machines.ts';
 export * from './messages.ts';

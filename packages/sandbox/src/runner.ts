@@ -139,6 +139,11 @@ export class Runner {
     return !thread ? 'absent' : thread.frozen ? 'sleeping' : 'running';
   }
 
+  /** Whether the thread's sandbox is booting (its entrypoint included). */
+  isBooting(threadId: string): boolean {
+    return this.#booting.has(threadId);
+  }
+
   /** The turn running in the thread's sandbox, if any. */
   activeTurn(threadId: string): string | undefined {
     return this.#threads.get(threadId)?.turnId;
@@ -185,7 +190,13 @@ export class Runner {
   exec<E extends SandboxExec>(threadId: string, request: E): Promise<SandboxExecResult<E>> {
     const thread = this.#threads.get(threadId);
     if (!thread) return Promise.reject(new Error('the thread has no running sandbox'));
-    return thread.exec(request);
+    const timers = this.#timers.get(threadId);
+    timers?.busy();
+    return this.#wake(threadId, thread)
+      .then(() => thread.exec(request))
+      .finally(() => {
+        if (this.#threads.get(threadId) === thread && thread.turnId === undefined) timers?.idle();
+      });
   }
 
   interrupt(threadId: string, turnId: string): void {

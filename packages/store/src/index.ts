@@ -6,5 +6,6 @@ export * from './repos/messages.ts';
 export * from './repos/threads.ts';
 export * from './repos/tokens.ts';
 export * from './repos/turns.ts';
+export * from './repos/usage.ts';
 export type { Database } from './schema.ts';
 export * from './store.ts';

@@ -49,6 +49,17 @@ export interface SandboxHost {
   runnerFor(threadId: string): string | undefined;
   isRunning(threadId: string): boolean;
   /**
+   * Whether this host is booting the thread's sandbox now (a first boot runs the entrypoint, which
+   * may still be writing the workspace). Absent means it never reports one.
+   */
+  isBooting?(threadId: string): boolean;
+  /**
+   * Whether the provider will never run the thread's sandbox again, so nothing will provision the
+   * task (a provider whose sandboxes expire, such as `sandbox_d` after its 24 hours, implements
+   * this). Absent means sandboxes do not expire.
+   */
+  hasExpired?(threadId: string): boolean;
+  /**
    * Boots the thread's sandbox unless it runs. `env` holds the agent's secrets and PADDOCK_TOKEN;
    * the host adds PADDOCK_API_URL. The entrypoint runs on the thread's first boot only. Answers
    * whether this call booted it (so `env` took effect), false when it was running already.

@@ -1,0 +1,74 @@
+import { fileContent, fileTree, listFiles, type Services } from '@paddock/core';
+import {
+  fileListSchema,
+  filesQuerySchema,
+  fileTreeNodeSchema,
+  fileTreeQuerySchema,
+  taskParamsSchema,
+} from '@paddock/protocol';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { ctxOf } from '../context.ts';
+import { asTask } from './tasks.ts';
+
+/** Reads of a task's workspace (spec: "Files (public)", D12): no scope beyond reaching the task. */
+export function fileRoutes(app: FastifyInstance, services: Services): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.get(
+    '/v2/tasks/:task_id/files',
+    {
+      schema: { params: taskParamsSchema, querystring: filesQuerySchema, response: { 200: fileListSchema } },
+    },
+    (request) =>
+      asTask(
+        listFiles({
+          ctx: ctxOf(services, request),
+          taskId: request.params.task_id,
+          path: request.query.path,
+        }),
+      ),
+  );
+
+  r.get(
+    '/v2/tasks/:task_id/files/tree',
+    {
+      schema: {
+        params: taskParamsSchema,
+        querystring: fileTreeQuerySchema,
+        response: { 200: fileTreeNodeSchema },
+      },
+    },
+    (request) =>
+      asTask(
+        fileTree({
+          ctx: ctxOf(services, request),
+          taskId: request.params.task_id,
+          path: request.query.path,
+          maxDepth: request.query.max_depth,
+          maxEntries: request.query.max_entries,
+        }),
+      ),
+  );
+
+  r.get(
+    '/v2/tasks/:task_id/files/content',
+    { schema: { params: taskParamsSchema, querystring: filesQuerySchema } },
+    async (request, reply) => {
+      const file = await asTask(
+        fileContent({
+          ctx: ctxOf(services, request),
+          taskId: request.params.task_id,
+          path: request.query.path,
+        }),
+      );
+      // A download, never a page rendered on the API's origin, whatever the workspace holds.
+      return reply
+        .type(file.contentType)
+        .header('content-length', file.size)
+        .header('x-content-type-options', 'nosniff')
+        .header('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(file.name)}`)
+        .send(file.body);
+    },
+  );
+}

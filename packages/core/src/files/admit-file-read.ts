@@ -1,0 +1,65 @@
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { timestamp } from '@paddock/protocol';
+import { findActiveTurns } from '@paddock/store';
+import { reachableThread } from '../auth/access.ts';
+import type { Ctx } from '../context.ts';
+import { requireCredits } from '../credits/credit-gate.ts';
+import { PaddockError } from '../errors.ts';
+import { awaitingAdoption } from '../threads/queue-input.ts';
+
+/** Seconds a client waits before retrying a read refused while a sandbox is provisioned. */
+const bootRetryAfter = 1;
+/** Seconds before retrying a read refused while a turn awaits adoption (a runner reconnects in well under that). */
+const adoptionRetryAfter = 5;
+
+/** What every file read is given: the caller's context, the task, and a path in its workspace. */
+export interface FileRead {
+  ctx: Ctx;
+  taskId: string;
+  path?: string;
+}
+
+/** The task's workspace on the host; `exists` is false until its first boot made it. */
+export interface Workspace {
+  dir: string;
+  exists: boolean;
+}
+
+/**
+ * Admits a read of the task's files: the thread must be reachable (no scope beyond that, as for
+ * every read); then, per the spec's file read errors, in this order: a task nothing will
+ * provision again (retired, or its provider's sandbox expired) is 409 `task_terminal_no_machine`;
+ * a payer the credit gate refuses is 402 `credits_exhausted`; a running turn awaiting adoption is
+ * 409 `task_run_busy`; a sandbox being provisioned (its workspace not made yet while a turn waits
+ * to boot it, or a boot under way) is 409 `machine_not_ready`. Reads write nothing.
+ */
+export async function admitFileRead(ctx: Ctx, taskId: string): Promise<Workspace> {
+  const thread = await reachableThread(ctx.store.db, ctx.actor, taskId);
+  if (thread.recovery_state === 'retired' || ctx.sandboxes.hasExpired?.(thread.id)) {
+    throw new PaddockError(
+      'task_terminal_no_machine',
+      'nothing will provision a machine for this task again; do not retry',
+    );
+  }
+  await requireCredits(ctx, thread.agent_id);
+  const active = await findActiveTurns(ctx.store.db, thread.id);
+  if (awaitingAdoption(active, timestamp())) {
+    throw new PaddockError(
+      'task_run_busy',
+      "the task's running turn is awaiting adoption after a control-plane restart; retry",
+      { retryAfter: adoptionRetryAfter },
+    );
+  }
+  const dir = join(ctx.workspacesDir, thread.id);
+  const exists = await stat(dir).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+  if ((!exists && active.length > 0) || ctx.sandboxes.isBooting?.(thread.id)) {
+    throw new PaddockError('machine_not_ready', "the task's sandbox is being provisioned; retry", {
+      retryAfter: bootRetryAfter,
+    });
+  }
+  return { dir, exists };
+}
