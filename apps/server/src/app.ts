@@ -1,6 +1,7 @@
 import fastifySwagger from '@fastify/swagger';
 import type { Authenticator, Services } from '@paddock/core';
 import type { ModelRouter } from '@paddock/models';
+import type { DataStore } from '@tus/server';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
@@ -10,7 +11,9 @@ import { gatewayRoutes } from './http/gateway.ts';
 import { eventStreamRoutes } from './http/public/event-stream.ts';
 import { taskRoutes } from './http/public/tasks.ts';
 import { threadRoutes } from './http/public/threads.ts';
+import { uploadRoutes } from './http/public/uploads.ts';
 import { runnerLinkRoutes } from './http/runner-link.ts';
+import { tusUploadRoutes } from './http/tus-uploads.ts';
 import type { RunnerHub } from './runner-hub.ts';
 
 export interface AppOptions {
@@ -20,6 +23,8 @@ export interface AppOptions {
   logger: Logger;
   bodyLimit: number;
   keepaliveMs: number;
+  /** The upload store the presigned tus endpoint writes into. */
+  uploadDatastore: DataStore;
   /** Set when sandboxes are hosted by detached runners: the endpoint they connect to. */
   runnerLink?: { hub: RunnerHub; token: string };
 }
@@ -59,6 +64,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.get('/healthz', { config: { auth: false }, schema: { hide: true } }, () => ({ ok: true }));
   threadRoutes(app, options.services);
   taskRoutes(app, options.services);
+  uploadRoutes(app, options.services);
+  await tusUploadRoutes(app, options.services, options.uploadDatastore);
   eventStreamRoutes(app, options.services, { keepaliveMs: options.keepaliveMs });
   gatewayRoutes(app, options.models);
   if (options.runnerLink) await runnerLinkRoutes(app, options.runnerLink);

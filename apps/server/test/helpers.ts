@@ -1,4 +1,5 @@
-import type { ThreadEvent } from '@paddock/protocol';
+import { mintToken } from '@paddock/core';
+import type { Scope, ThreadEvent } from '@paddock/protocol';
 import type { TestServer } from '@paddock/testing/server';
 import { expect } from 'vitest';
 
@@ -71,4 +72,15 @@ export async function transcript(server: Api, threadId: string): Promise<string[
     200,
   );
   return page.items.map((m) => m.content);
+}
+
+/** A personal access token of the admin with only these scopes. */
+export async function adminTokenWith(server: TestServer, scopes: Scope[]): Promise<string> {
+  const { store } = server.paddock.services;
+  const admin = await store.db
+    .selectFrom('users')
+    .select('id')
+    .where('username', '=', 'admin')
+    .executeTakeFirstOrThrow();
+  return (await mintToken(store.db, { kind: 'pat', userId: admin.id, name: scopes.join(','), scopes })).token;
 }

@@ -3,12 +3,14 @@ import { type Migration, type MigrationProvider, Migrator } from 'kysely/migrati
 import * as foundation from './migrations/0001-foundation.ts';
 import * as stopStates from './migrations/0002-stop-states.ts';
 import * as detachedRunners from './migrations/0003-detached-runners.ts';
+import * as fileTransfers from './migrations/0005-file-transfers.ts';
 
 /** Migrations are listed in code (no directory scan), so the set is the same wherever the store runs. */
 const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
   '0002-stop-states': stopStates,
   '0003-detached-runners': detachedRunners,
+  '0005-file-transfers': fileTransfers,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

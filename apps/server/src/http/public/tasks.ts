@@ -108,7 +108,7 @@ export function taskRoutes(app: FastifyInstance, services: Services): void {
 }
 
 /** On the task surface a missing thread is a missing task (D3 wording). */
-async function asTask<T>(answer: Promise<T>): Promise<T> {
+export async function asTask<T>(answer: Promise<T>): Promise<T> {
   try {
     return await answer;
   } catch (error) {
