@@ -31,7 +31,7 @@ export function createUploadBackend(config: Config): UploadBackend {
             secretAccessKey: config.PADDOCK_UPLOAD_S3_SECRET_ACCESS_KEY,
           }
         : undefined; // the AWS SDK's own chain (environment, profile, instance role)
-    const datastore = new S3Store({
+    const datastore = new DroppingS3Store({
       s3ClientConfig: {
         bucket,
         region: config.PADDOCK_UPLOAD_S3_REGION,
@@ -46,6 +46,26 @@ export function createUploadBackend(config: Config): UploadBackend {
   mkdirSync(directory, { recursive: true, mode: 0o700 });
   const datastore = new FileStore({ directory });
   return { datastore, store: uploadStoreOver(datastore, 'local') };
+}
+
+/**
+ * S3Store's `remove` aborts the multipart upload first, and a completed one has none left: it then
+ * throws "not found" and leaves the object behind. A landed upload's object must go, so that case
+ * deletes the object, its info and any incomplete part outright.
+ */
+class DroppingS3Store extends S3Store {
+  override async remove(id: string): Promise<void> {
+    try {
+      await super.remove(id);
+    } catch (error) {
+      if (error !== ERRORS.FILE_NOT_FOUND) throw error;
+      await this.client.deleteObjects({
+        Bucket: this.bucket,
+        Delete: { Objects: [{ Key: id }, { Key: this.infoKey(id) }, { Key: this.partKey(id, true) }] },
+      });
+      await this.clearCache(id);
+    }
+  }
 }
 
 function uploadStoreOver(datastore: ReadableDataStore, bucket: string): UploadStore {

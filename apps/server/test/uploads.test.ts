@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, stat, symlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink } from 'node:fs/promises';
 import { createServer, connect as netConnect, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
@@ -231,6 +232,28 @@ describe.each(testDatabases())('resumable uploads on $name', (database) => {
     }
     // Refused before anything was made for it.
     expect(await readdir(join(server.dataDir, 'uploads'))).toEqual(held);
+  });
+
+  it('fails an upload whose path was turned into a way out after it was created, and writes nothing there', async () => {
+    const taskId = await createIdleThread(server);
+    const created = await createTransfer(server, taskId, 'planted/x.txt', 5);
+    const outside = await mkdtemp(join(tmpdir(), 'paddock-outside-'));
+    try {
+      await symlink(outside, join(workspace(taskId), 'planted'));
+      await expect(tusUpload(created.upload!.endpoint, Buffer.from('12345'))).rejects.toThrow(
+        /response code: 400/,
+      );
+      expect(await readdir(outside)).toEqual([]);
+      expect(await readTransfer(server, taskId, created.id)).toMatchObject({
+        status: 'failed',
+        error_code: 'invalid_path',
+        error: expect.stringMatching(/outside the workspace/),
+        entry: null,
+      });
+      expect((await tusHead(created.upload!.endpoint)).status).toBe(410);
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
   });
 
   it('refuses unsigned, wrongly signed and borrowed upload URLs before taking a byte', async () => {

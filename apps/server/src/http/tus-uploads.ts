@@ -4,10 +4,11 @@ import {
   PaddockError,
   recordUploadProgress,
   type Services,
+  type TusAccess,
 } from '@paddock/core';
 import { type ErrorCode, errorStatus, tusAccessQuerySchema, tusUploadPath } from '@paddock/protocol';
 import { type DataStore, Server as TusServer } from '@tus/server';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 
@@ -45,6 +46,7 @@ export async function tusUploadRoutes(
     },
   });
 
+  const admitted = new WeakMap<FastifyRequest, TusAccess>();
   await app.register(async (scope) => {
     // The body is tus's to stream into the store; Fastify must not read it.
     scope.addContentTypeParser('application/offset+octet-stream', (_request, _payload, done) => done(null));
@@ -53,9 +55,23 @@ export async function tusUploadRoutes(
       url: `${tusUploadPath}/:transfer_id`,
       config: { auth: false },
       schema: { hide: true, params: z.object({ transfer_id: z.uuid() }), querystring: tusAccessQuerySchema },
+      // Before Fastify reads a byte of the body: a request the URL does not sign goes no further.
+      async onRequest(request) {
+        const query = request.query as Record<string, unknown>;
+        const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+        admitted.set(
+          request,
+          await openTusUpload({
+            services,
+            transferId: (request.params as { transfer_id: string }).transfer_id,
+            expires: text(query.expires),
+            signature: text(query.signature),
+          }),
+        );
+      },
       async handler(request, reply) {
-        const transferId = request.params.transfer_id;
-        const access = await openTusUpload({ services, transferId, ...request.query });
+        const access = admitted.get(request);
+        if (!access) throw new PaddockError('internal', 'tus request was not admitted');
         if (access.kind === 'completed') {
           // A client that lost the last response learns from its HEAD that nothing is left to send.
           if (request.method !== 'HEAD') throw new PaddockError('upload_gone', 'upload is completed');
