@@ -28,6 +28,16 @@ export async function tusUploadRoutes(
       app.log.error({ err: error, transfer_id: transferId }, 'recording upload progress failed'),
     ),
   );
+  // An empty PATCH at the full offset finishes the upload again: it waits on the landing under way.
+  const landings = new Map<string, Promise<void>>();
+  const completing = (transferId: string): Promise<void> => {
+    let landing = landings.get(transferId);
+    if (!landing) {
+      landing = completeUpload({ services, transferId }).finally(() => landings.delete(transferId));
+      landings.set(transferId, landing);
+    }
+    return landing;
+  };
   const tus = new TusServer({
     path: tusUploadPath,
     datastore,
@@ -36,7 +46,7 @@ export async function tusUploadRoutes(
     getFileIdFromRequest: (req) => new URL(req.url).pathname.split('/').pop(),
     async onUploadFinish(_req, upload) {
       try {
-        await completeUpload({ services, transferId: upload.id });
+        await completing(upload.id);
       } catch (error) {
         if (!(error instanceof PaddockError))
           app.log.error({ err: error, transfer_id: upload.id }, 'upload completion failed');

@@ -33,6 +33,8 @@ export async function landFile(land: LandFile): Promise<string> {
   const temp = path.join(realDir, `.paddock-upload-${land.tempTag}`);
   const landed = path.join(realDir, path.basename(absolute));
   try {
+    // A leftover of an earlier try goes first; `wx` then refuses to follow anything planted there since.
+    await rm(temp, { force: true });
     await pipeline(land.source, createWriteStream(temp, { flags: 'wx', mode: 0o644, flush: true }));
     const written = (await lstat(temp)).size;
     if (written !== land.size) throw new Error(`upload holds ${written} bytes, not ${land.size}`);
