@@ -1,6 +1,7 @@
 import fastifySwagger from '@fastify/swagger';
 import type { Authenticator, Services } from '@paddock/core';
 import type { ModelRouter } from '@paddock/models';
+import type { DataStore } from '@tus/server';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
@@ -14,7 +15,9 @@ import { fileRoutes } from './http/public/files.ts';
 import { machineRoutes } from './http/public/machines.ts';
 import { taskRoutes } from './http/public/tasks.ts';
 import { threadRoutes } from './http/public/threads.ts';
+import { uploadRoutes } from './http/public/uploads.ts';
 import { runnerLinkRoutes } from './http/runner-link.ts';
+import { tusUploadRoutes } from './http/tus-uploads.ts';
 import type { RunnerHub } from './runner-hub.ts';
 
 export interface AppOptions {
@@ -24,6 +27,8 @@ export interface AppOptions {
   logger: Logger;
   bodyLimit: number;
   keepaliveMs: number;
+  /** The upload store the presigned tus endpoint writes into. */
+  uploadDatastore: DataStore;
   /** Set when sandboxes are hosted by detached runners: the endpoint they connect to. */
   runnerLink?: { hub: RunnerHub; token: string };
 }
@@ -69,6 +74,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   agentRoutes(app, options.services);
   codeRoutes(app, options.services);
   fileRoutes(app, options.services);
+  uploadRoutes(app, options.services);
+  await tusUploadRoutes(app, options.services, options.uploadDatastore);
   eventStreamRoutes(app, options.services, { keepaliveMs: options.keepaliveMs });
   gatewayRoutes(app, options.models);
   if (options.runnerLink) await runnerLinkRoutes(app, options.runnerLink);

@@ -47,6 +47,24 @@ const configSchema = z.object({
   /** For `paddock runner`: the server it connects to. */
   PADDOCK_SERVER_URL: z.url().default('http://127.0.0.1:8787'),
   PADDOCK_SSE_KEEPALIVE_MS: positiveMs.default(15_000),
+  /** D10: how long the bytes of a cancelled (or lapsed) upload are kept before the purge drops them. */
+  PADDOCK_UPLOAD_RETENTION_MS: positiveMs.default(24 * 60 * 60 * 1000),
+  /** How long a signed upload URL works; `…/authorize` issues a fresh one. */
+  PADDOCK_UPLOAD_URL_TTL_MS: positiveMs.default(60 * 60 * 1000),
+  PADDOCK_UPLOAD_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(5 * 1024 ** 3),
+  /** `file`: `<data dir>/uploads`; `s3`: the bucket below (required then). */
+  PADDOCK_UPLOAD_STORE: z.enum(['file', 's3']).default('file'),
+  PADDOCK_UPLOAD_S3_BUCKET: z.string().min(1).optional(),
+  PADDOCK_UPLOAD_S3_REGION: z.string().min(1).default('us-east-1'),
+  /** An S3-compatible service (MinIO, R2 …); absent means AWS. */
+  PADDOCK_UPLOAD_S3_ENDPOINT: z.url().optional(),
+  PADDOCK_UPLOAD_S3_FORCE_PATH_STYLE: z.stringbool().default(false),
+  PADDOCK_UPLOAD_S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  PADDOCK_UPLOAD_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   PADDOCK_MAX_CONCURRENT_TURNS: z.coerce.number().int().positive().default(16),
   PADDOCK_SANDBOX: z.enum(['auto', 'bwrap', 'process']).default('auto'),
   /** D4: the deployment config file (provider switches and rollouts), YAML or JSON. */
@@ -76,6 +94,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (!result.success) {
     const issue = result.error.issues[0]!;
     throw new ConfigError(`invalid ${String(issue.path[0])}: ${issue.message}`);
+  }
+  if (result.data.PADDOCK_UPLOAD_STORE === 's3' && !result.data.PADDOCK_UPLOAD_S3_BUCKET) {
+    throw new ConfigError('invalid PADDOCK_UPLOAD_S3_BUCKET: required when PADDOCK_UPLOAD_STORE=s3');
   }
   return { ...result.data, dataDir: resolve(result.data.PADDOCK_DATA_DIR) };
 }

@@ -25,6 +25,8 @@ import { RunnerHub } from './runner-hub.ts';
 import { loadRunnerToken } from './runner-token.ts';
 import { createRunner, embeddedSandboxHost } from './sandbox-host.ts';
 import { loadSecretKey } from './secret-key.ts';
+import { startUploadPurge } from './upload-purge.ts';
+import { createUploadBackend } from './upload-store.ts';
 
 export interface Paddock {
   app: FastifyInstance;
@@ -60,6 +62,7 @@ export async function startPaddock(
   });
   const events = createEventLog(store, createInProcessEventBus());
   let availability = providerAvailability('starting');
+  const uploadBackend = createUploadBackend(config);
   const services: Services = {
     store,
     events,
@@ -68,6 +71,14 @@ export async function startPaddock(
     sandboxes: undefined as unknown as Services['sandboxes'],
     credits: budgetCreditGate({ store, budgets: config.PADDOCK_CREDIT_BUDGETS }),
     workspacesDir: join(config.dataDir, 'workspaces'),
+    uploads: {
+      store: uploadBackend.store,
+      accessTtlMs: config.PADDOCK_UPLOAD_URL_TTL_MS,
+      retentionMs: config.PADDOCK_UPLOAD_RETENTION_MS,
+      maxBytes: config.PADDOCK_UPLOAD_MAX_BYTES,
+      // Landed files go to the sandbox uid, so the agent can change them; only root can give them away.
+      fileOwner: process.getuid?.() === 0 ? config.PADDOCK_SANDBOX_UID : undefined,
+    },
     defaultModel: models.defaultModel,
     log: logger,
     faults: options.faults,
@@ -84,6 +95,7 @@ export async function startPaddock(
     logger,
     bodyLimit: config.PADDOCK_BODY_LIMIT_BYTES,
     keepaliveMs: config.PADDOCK_SSE_KEEPALIVE_MS,
+    uploadDatastore: uploadBackend.datastore,
     runnerLink: hub && { hub, token: loadRunnerToken(config.PADDOCK_RUNNER_TOKEN, config.dataDir, true) },
   });
   await app.listen({ port: config.PORT, host: config.HOST });
@@ -124,6 +136,7 @@ export async function startPaddock(
       worker.reconcile(runnerId, held, (turn) => executor.settleLost(turn, runnerId));
   }
   worker.start();
+  const uploadPurge = startUploadPurge(services, logger);
   logger.info({ url, database: store.dialect, sandbox: sandboxes.isolation }, 'paddock is listening');
 
   return {
@@ -136,6 +149,7 @@ export async function startPaddock(
       // adopt), then the sandboxes (their connections to the gateway go with them), then the HTTP
       // server, whose close waits on open connections.
       await worker.stop({ handOff: hub !== undefined });
+      await uploadPurge.stop();
       await sandboxes.shutdown();
       await app.close();
       await store.close();

@@ -2,7 +2,7 @@ import { mintToken } from '@paddock/core';
 import { testDatabases } from '@paddock/testing';
 import { listThreadsForTest, startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentSpec, json } from './helpers.ts';
+import { adminTokenWith, agentSpec, json } from './helpers.ts';
 
 describe.each(testDatabases())('bad input and credentials on $name', (database) => {
   let server: TestServer;
@@ -12,17 +12,8 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
 
   beforeAll(async () => {
     server = await startTestServer(database);
-    const { store } = server.paddock.services;
-    const admin = await store.db
-      .selectFrom('users')
-      .select('id')
-      .where('username', '=', 'admin')
-      .executeTakeFirstOrThrow();
-    readToken = (await mintToken(store.db, { kind: 'pat', userId: admin.id, name: 'ro', scopes: ['read'] }))
-      .token;
-    adminOnlyToken = (
-      await mintToken(store.db, { kind: 'pat', userId: admin.id, name: 'adm', scopes: ['admin'] })
-    ).token;
+    readToken = await adminTokenWith(server, ['read']);
+    adminOnlyToken = await adminTokenWith(server, ['admin']);
   });
   afterAll(() => server.close());
 
@@ -226,16 +217,10 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
 
   it('answers 503 with Retry-After when credentials cannot be looked up', async () => {
     const broken = await startTestServer(database);
-    const { store } = broken.paddock.services;
-    const admin = await store.db
-      .selectFrom('users')
-      .select('id')
-      .where('username', '=', 'admin')
-      .executeTakeFirstOrThrow();
-    const fresh = await mintToken(store.db, { kind: 'pat', userId: admin.id, name: 'x', scopes: ['read'] });
+    const fresh = await adminTokenWith(broken, ['read']);
     // The fault: the database goes away under a running server.
-    await store.db.destroy();
-    const answer = await broken.request('GET', `/v2/threads/${missing}`, { token: fresh.token });
+    await broken.paddock.services.store.db.destroy();
+    const answer = await broken.request('GET', `/v2/threads/${missing}`, { token: fresh });
     expect(answer.status).toBe(503);
     expect(answer.headers.get('retry-after')).toBe('2');
     expect(await answer.json()).toEqual({ detail: 'authorization temporarily unavailable' });

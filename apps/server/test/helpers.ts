@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ThreadEvent } from '@paddock/protocol';
+import { mintToken } from '@paddock/core';
+import type { Scope, ThreadEvent } from '@paddock/protocol';
 import type { TestServer } from '@paddock/testing/server';
 import { expect } from 'vitest';
 
@@ -89,4 +90,15 @@ export async function sandboxToken(server: Api & { dataDir: string }, threadId: 
   );
   await settled(server, threadId);
   return readFile(join(server.dataDir, 'workspaces', threadId, 'token.txt'), 'utf8');
+}
+
+/** A personal access token of the admin with only these scopes. */
+export async function adminTokenWith(server: TestServer, scopes: Scope[]): Promise<string> {
+  const { store } = server.paddock.services;
+  const admin = await store.db
+    .selectFrom('users')
+    .select('id')
+    .where('username', '=', 'admin')
+    .executeTakeFirstOrThrow();
+  return (await mintToken(store.db, { kind: 'pat', userId: admin.id, name: scopes.join(','), scopes })).token;
 }

@@ -6,6 +6,7 @@ import type { CreditGate } from './credits/credit-gate.ts';
 import type { SecretBox } from './crypto/secret-box.ts';
 import type { Faults } from './faults.ts';
 import type { SandboxHost } from './turns/sandbox-host.ts';
+import type { Uploads } from './uploads/upload-store.ts';
 
 /** Who is calling: the user, and the credential they called with (its scopes and resource binding). */
 export interface Actor {
@@ -42,6 +43,7 @@ export interface Services {
   };
   /** Where thread workspaces live on the host: `<dataDir>/workspaces/<thread_id>`. */
   workspacesDir: string;
+  uploads: Uploads;
   defaultModel: string;
   log: Logger;
   /** Test-only fault injection; undefined in production. */

@@ -11,3 +11,4 @@ export * from './scopes.ts';
 export * from './tasks.ts';
 export * from './threads.ts';
 export * from './time.ts';
+export * from './uploads.ts';

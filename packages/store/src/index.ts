@@ -1,5 +1,6 @@
 export * from './repos/agents.ts';
 export * from './repos/events.ts';
+export * from './repos/file-transfers.ts';
 export * from './repos/identity.ts';
 export * from './repos/inputs.ts';
 export * from './repos/messages.ts';

@@ -3,6 +3,7 @@ import { type Migration, type MigrationProvider, Migrator } from 'kysely/migrati
 import * as foundation from './migrations/0001-foundation.ts';
 import * as stopStates from './migrations/0002-stop-states.ts';
 import * as detachedRunners from './migrations/0003-detached-runners.ts';
+import * as fileTransfers from './migrations/0005-file-transfers.ts';
 import * as machineLifetimes from './migrations/0007-machine-lifetimes.ts';
 
 /** Migrations are listed in code (no directory scan), so the set is the same wherever the store runs. */
@@ -10,13 +11,19 @@ const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
   '0002-stop-states': stopStates,
   '0003-detached-runners': detachedRunners,
+  '0005-file-transfers': fileTransfers,
   '0007-machine-lifetimes': machineLifetimes,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
-  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+  // Migrations written side by side land in any order; each is independent of the ones it skips.
+  const { error, results } = await new Migrator({
+    db,
+    provider,
+    allowUnorderedMigrations: true,
+  }).migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     const reason = error instanceof Error ? error.message : String(error ?? 'unknown error');

@@ -1,4 +1,5 @@
 import type { BigIntStats } from 'node:fs';
+import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { type FileEntry, microsTimestamp } from '@paddock/protocol';
 import { accountNames } from './account-names.ts';
@@ -16,6 +17,11 @@ export async function fileEntry(relativePath: string, stats: BigIntStats): Promi
     permissions: (mode & 0o7777).toString(8).padStart(4, '0'),
     ...(await accountNames(Number(stats.uid), Number(stats.gid))),
   };
+}
+
+/** The file entry of the file at `absolute` (a host path), named by its workspace path. */
+export async function fileEntryAt(absolute: string, relativePath: string): Promise<FileEntry> {
+  return fileEntry(relativePath, await lstat(absolute, { bigint: true }));
 }
 
 /** The name of a path relative to the workspace; the workspace itself is `workspace` (its name in the sandbox). */

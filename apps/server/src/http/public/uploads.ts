@@ -1,0 +1,91 @@
+import { authorizeUpload, cancelUpload, createUpload, getUpload, type Services } from '@paddock/core';
+import {
+  authorizeUploadParamsSchema,
+  createUploadBodySchema,
+  fileTransferSchema,
+  taskParamsSchema,
+  uploadParamsSchema,
+} from '@paddock/protocol';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { ctxOf } from '../context.ts';
+import { asTask } from './tasks.ts';
+
+/** Resumable uploads into a task's workspace (D12); the bytes go to the presigned tus endpoint. */
+export function uploadRoutes(app: FastifyInstance, services: Services): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.post(
+    '/v2/tasks/:task_id/files/uploads',
+    {
+      config: { auth: { scope: 'publish' } },
+      schema: {
+        params: taskParamsSchema,
+        body: createUploadBodySchema,
+        response: { 201: fileTransferSchema },
+      },
+    },
+    async (request, reply) => {
+      const transfer = await asTask(
+        createUpload({
+          ctx: ctxOf(services, request),
+          taskId: request.params.task_id,
+          body: request.body,
+          baseUrl: baseUrlOf(request),
+        }),
+      );
+      return reply.code(201).send(transfer);
+    },
+  );
+
+  r.get(
+    '/v2/tasks/:task_id/files/uploads/:transfer_id',
+    { schema: { params: uploadParamsSchema, response: { 200: fileTransferSchema } } },
+    (request) =>
+      asTask(
+        getUpload({
+          ctx: ctxOf(services, request),
+          taskId: request.params.task_id,
+          transferId: request.params.transfer_id,
+        }),
+      ),
+  );
+
+  r.post(
+    '/v2/tasks/:resource_id/files/uploads/:transfer_id/authorize',
+    {
+      config: { auth: { scope: 'publish' } },
+      schema: { params: authorizeUploadParamsSchema, response: { 200: fileTransferSchema } },
+    },
+    (request) =>
+      asTask(
+        authorizeUpload({
+          ctx: ctxOf(services, request),
+          taskId: request.params.resource_id,
+          transferId: request.params.transfer_id,
+          baseUrl: baseUrlOf(request),
+        }),
+      ),
+  );
+
+  r.delete(
+    '/v2/tasks/:task_id/files/uploads/:transfer_id',
+    {
+      config: { auth: { scope: 'publish' } },
+      schema: { params: uploadParamsSchema, response: { 200: fileTransferSchema } },
+    },
+    (request) =>
+      asTask(
+        cancelUpload({
+          ctx: ctxOf(services, request),
+          taskId: request.params.task_id,
+          transferId: request.params.transfer_id,
+        }),
+      ),
+  );
+}
+
+/** The server as this client reached it, so the signed upload URL works from where the client is. */
+function baseUrlOf(request: FastifyRequest): string {
+  return `${request.protocol}://${request.host}`;
+}

@@ -1,0 +1,64 @@
+import { type CreateUploadBody, type FileTransfer, newId, timestamp } from '@paddock/protocol';
+import { insertFileTransfer } from '@paddock/store';
+import { reachableThread, requireScope } from '../auth/access.ts';
+import type { Ctx } from '../context.ts';
+import { PaddockError } from '../errors.ts';
+import { ensureWorkspaceDir, resolveFileTarget } from '../files/workspace-target.ts';
+import { toFileTransfer } from './transfer-view.ts';
+import { signUpload } from './upload-signature.ts';
+
+/**
+ * `POST /v2/tasks/{id}/files/uploads` (D12): a resumable upload of exactly `size_bytes` to `path`,
+ * answered with a signed tus URL. The path is checked now, so a bad one fails before any byte.
+ */
+export async function createUpload({
+  ctx,
+  taskId,
+  body,
+  baseUrl,
+}: {
+  ctx: Ctx;
+  taskId: string;
+  body: CreateUploadBody;
+  /** The server as the client reached it: the signed URL is absolute. */
+  baseUrl: string;
+}): Promise<FileTransfer> {
+  requireScope(ctx.actor, 'publish');
+  const thread = await reachableThread(ctx.store.db, ctx.actor, taskId);
+  const { uploads } = ctx;
+  if (body.size_bytes > uploads.maxBytes) {
+    throw new PaddockError('upload_too_large', `size_bytes is over the limit of ${uploads.maxBytes} bytes`);
+  }
+  const workspaceDir = await ensureWorkspaceDir(ctx.workspacesDir, thread.id);
+  const target = await resolveFileTarget(workspaceDir, body.path);
+  const id = newId();
+  const expiresMs = Date.now() + uploads.accessTtlMs;
+  // The transfer's id is its key in the upload store, so the tus URL names both.
+  await uploads.store.create(id, body.size_bytes);
+  const at = timestamp();
+  const row = {
+    id,
+    thread_id: thread.id,
+    path: target.relative,
+    size_bytes: body.size_bytes,
+    status: 'pending_upload',
+    bytes_transferred: 0,
+    bucket: uploads.store.bucket,
+    object_key: id,
+    stored: 1,
+    error_code: null,
+    error: null,
+    entry: null,
+    expires_at: timestamp(new Date(expiresMs)),
+    created_at: at,
+    updated_at: at,
+    closed_at: null,
+  };
+  try {
+    await insertFileTransfer(ctx.store.db, row);
+  } catch (error) {
+    await uploads.store.remove(id).catch(() => {});
+    throw error;
+  }
+  return toFileTransfer(row, signUpload(ctx.secrets, { id, baseUrl, expiresMs }));
+}
