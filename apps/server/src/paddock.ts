@@ -71,6 +71,11 @@ export async function startPaddock(
     sandboxes: undefined as unknown as Services['sandboxes'],
     credits: budgetCreditGate({ store, budgets: config.PADDOCK_CREDIT_BUDGETS }),
     workspacesDir: join(config.dataDir, 'workspaces'),
+    machines: {
+      idleFreezeMs: config.PADDOCK_SANDBOX_IDLE_MS,
+      idleStopMs: config.PADDOCK_SANDBOX_IDLE_STOP_MS,
+      maxLifetimeMs: config.PADDOCK_SANDBOX_MAX_LIFETIME_MS,
+    },
     uploads: {
       store: uploadBackend.store,
       accessTtlMs: config.PADDOCK_UPLOAD_URL_TTL_MS,

@@ -15,8 +15,9 @@ export function providerAvailability(localIsolation: string): Record<MachineKind
   return {
     sandbox_a: { available: true, isolation: localIsolation },
     sandbox_b: notYet('the Docker provider'),
-    sandbox_c: notYet('the sleeping provider'),
-    sandbox_d: notYet('the 24-hour provider'),
+    // The local provider's sandboxes, which sleep while idle (c) or end after a lifetime (d).
+    sandbox_c: { available: true, isolation: localIsolation },
+    sandbox_d: { available: true, isolation: localIsolation },
     sandbox_e: notYet('the self-hosted provider'),
     sandbox_f: microVmAvailability(),
   };

@@ -142,6 +142,7 @@ export class RunnerHub implements SandboxHost {
         env: options.env,
         size: options.size,
         entrypoint: options.entrypoint,
+        lifecycle: options.lifecycle,
       });
     });
     this.#sandboxes.set(threadId, connection.runnerId);

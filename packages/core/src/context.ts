@@ -5,6 +5,7 @@ import type { ProviderPolicy } from './agents/provider-policy.ts';
 import type { CreditGate } from './credits/credit-gate.ts';
 import type { SecretBox } from './crypto/secret-box.ts';
 import type { Faults } from './faults.ts';
+import type { MachineTimings } from './machines/machine-lifecycle.ts';
 import type { SandboxHost } from './turns/sandbox-host.ts';
 import type { Uploads } from './uploads/upload-store.ts';
 
@@ -43,6 +44,8 @@ export interface Services {
   };
   /** Where thread workspaces live on the host: `<dataDir>/workspaces/<thread_id>`. */
   workspacesDir: string;
+  /** Timers of the providers whose sandboxes sleep (sandbox_c) or expire (sandbox_d). */
+  machines: MachineTimings;
   uploads: Uploads;
   defaultModel: string;
   log: Logger;

@@ -21,6 +21,7 @@ export * from './files/file-content.ts';
 export * from './files/file-tree.ts';
 export * from './files/list-files.ts';
 export * from './machines/machine-capabilities.ts';
+export * from './machines/machine-lifecycle.ts';
 export * from './tasks/submit-task-input.ts';
 export * from './tasks/task-inputs.ts';
 export * from './threads/append-messages.ts';

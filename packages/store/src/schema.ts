@@ -86,8 +86,8 @@ export interface ThreadsTable {
   recovery_state: string | null;
   /** Where a task under recovery continues, when the operator named one. */
   replacement_task_id: string | null;
-  /** When the thread's sandbox first booted (a provider's lifetime counts from it). */
-  machine_started_at: string | null;
+  /** When the thread's sandbox ends for good (a provider with a lifetime); set at its first boot. */
+  machine_expires_at: string | null;
   created_at: string;
   updated_at: string;
 }

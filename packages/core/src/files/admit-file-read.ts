@@ -1,12 +1,14 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { timestamp } from '@paddock/protocol';
-import { findActiveTurns } from '@paddock/store';
+import { findActiveTurns, findAgent, type ThreadRow } from '@paddock/store';
 import { reachableThread } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { requireCredits } from '../credits/credit-gate.ts';
 import { PaddockError } from '../errors.ts';
+import { machineExpired } from '../machines/machine-lifecycle.ts';
 import { awaitingAdoption } from '../threads/queue-input.ts';
+import { ensureThreadSandbox } from '../turns/thread-sandbox.ts';
 
 /** Seconds a client waits before retrying a read refused while a sandbox is provisioned. */
 const bootRetryAfter = 1;
@@ -36,7 +38,7 @@ export interface Workspace {
  */
 export async function admitFileRead(ctx: Ctx, taskId: string): Promise<Workspace> {
   const thread = await reachableThread(ctx.store.db, ctx.actor, taskId);
-  if (thread.recovery_state === 'retired' || ctx.sandboxes.hasExpired?.(thread.id)) {
+  if (thread.recovery_state === 'retired' || machineExpired(thread)) {
     throw new PaddockError(
       'task_terminal_no_machine',
       'nothing will provision a machine for this task again; do not retry',
@@ -61,5 +63,21 @@ export async function admitFileRead(ctx: Ctx, taskId: string): Promise<Workspace
       retryAfter: bootRetryAfter,
     });
   }
+  if (exists && active.length === 0 && !ctx.sandboxes.isRunning(thread.id)) await wakeSleeper(ctx, thread);
   return { dir, exists };
+}
+
+/**
+ * A sandbox_c task whose sandbox stopped while idle resumes on a file read (spec): the read starts
+ * the boot and answers 409 `machine_not_ready` until it is up; the workspace itself was kept.
+ */
+async function wakeSleeper(ctx: Ctx, thread: ThreadRow): Promise<void> {
+  const agent = await findAgent(ctx.store.db, thread.agent_id);
+  if (agent?.machine_kind !== 'sandbox_c') return;
+  void ensureThreadSandbox(ctx, thread, agent).catch((err) =>
+    ctx.log.warn({ err, thread_id: thread.id }, 'waking a sleeping sandbox failed'),
+  );
+  throw new PaddockError('machine_not_ready', "the task's sandbox is waking up; retry", {
+    retryAfter: bootRetryAfter,
+  });
 }

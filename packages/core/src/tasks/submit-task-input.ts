@@ -3,6 +3,7 @@ import { findActiveTurns, findInput, type InputRow, lockThread, updateThread } f
 import { reachableThread, requireScope } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError, threadNotFound } from '../errors.ts';
+import { requireMachineAlive } from '../machines/machine-lifecycle.ts';
 import { inputMessages, toReceipt } from '../threads/input-receipt.ts';
 import { ensureQueuedTurn, queueInput, refuseWhileAwaitingAdoption } from '../threads/queue-input.ts';
 import { requireInService } from '../threads/recovery.ts';
@@ -39,6 +40,8 @@ export async function submitTaskInput({
       const accepted = existing.turn_id ?? (existing.status === 'queued' ? (queuedTurn?.id ?? null) : null);
       return { row: existing, runStarted: false, accepted, replayed: true, steerInto: undefined };
     }
+    // After the replay: an input accepted before the sandbox's end still answers its receipt.
+    requireMachineAlive(thread);
     const generation = input.expected_generation ?? thread.generation;
     if (generation < thread.generation) {
       throw new PaddockError(

@@ -4,6 +4,7 @@ import { findActiveTurns, lockThread, updateThread } from '@paddock/store';
 import { hasScope, reachableThread, requireScope } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError, threadNotFound } from '../errors.ts';
+import { requireMachineAlive } from '../machines/machine-lifecycle.ts';
 import { deliverMessages } from './deliver-messages.ts';
 import {
   ensureQueuedTurn,
@@ -48,7 +49,10 @@ export async function appendMessages({
     const thread = await lockThread(trx, threadId, at);
     if (!thread) throw threadNotFound();
     // Only `run` asks for work; without it the messages are just kept, which a task under recovery allows.
-    if (input.run) requireInService(thread);
+    if (input.run) {
+      requireInService(thread);
+      requireMachineAlive(thread);
+    }
     const active = await findActiveTurns(trx, threadId);
     const busy = active.length > 0;
     if (input.run) refuseWhileAwaitingAdoption(active, at);

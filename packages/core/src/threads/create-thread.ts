@@ -57,7 +57,7 @@ export async function createThread({
       last_input_sequence: 0,
       recovery_state: null,
       replacement_task_id: null,
-      machine_started_at: null,
+      machine_expires_at: null,
       created_at: at,
       updated_at: at,
     };

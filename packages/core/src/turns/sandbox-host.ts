@@ -40,6 +40,16 @@ export interface TurnCommand {
  */
 export type TurnEventSink = (event: DraftEvent, index?: number) => Promise<void>;
 
+/**
+ * How a provider's sandboxes age: `sandbox_c` sleeps while idle (frozen after `freezeAfterMs`
+ * without a turn, stopped with its workspace kept after `stopAfterMs`); `sandbox_d` ends for good at
+ * `expiresAt` (epoch ms).
+ */
+export interface SandboxLifecycle {
+  idle?: { freezeAfterMs: number; stopAfterMs: number };
+  expiresAt?: number;
+}
+
 /** The sandbox host as core uses it: the in-process runner, or a detached one behind the same seam. */
 export interface SandboxHost {
   /**
@@ -53,12 +63,6 @@ export interface SandboxHost {
    * may still be writing the workspace). Absent means it never reports one.
    */
   isBooting?(threadId: string): boolean;
-  /**
-   * Whether the provider will never run the thread's sandbox again, so nothing will provision the
-   * task (a provider whose sandboxes expire, such as `sandbox_d` after its 24 hours, implements
-   * this). Absent means sandboxes do not expire.
-   */
-  hasExpired?(threadId: string): boolean;
   /**
    * Boots the thread's sandbox unless it runs. `env` holds the agent's secrets and PADDOCK_TOKEN;
    * the host adds PADDOCK_API_URL. The entrypoint runs on the thread's first boot only. Answers
@@ -77,6 +81,8 @@ export interface SandboxHost {
         exitCode?: number,
       ): void;
       onStatus(status: EventData['sandbox.status']): void;
+      /** How the sandbox ages, by its provider (read at boot). */
+      lifecycle?: SandboxLifecycle;
     },
   ): Promise<boolean>;
   runTurn(threadId: string, command: TurnCommand, onEvent: TurnEventSink): Promise<TurnResult>;

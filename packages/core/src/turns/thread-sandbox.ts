@@ -1,9 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Scope, timestamp } from '@paddock/protocol';
+import { type MachineKind, type Scope, timestamp } from '@paddock/protocol';
 import { type AgentRow, revokeThreadTokens, revokeToken, type ThreadRow } from '@paddock/store';
 import { mintToken } from '../auth/mint-token.ts';
 import type { Services } from '../context.ts';
+import { lifecycleFor } from '../machines/machine-lifecycle.ts';
 import type { TurnEventSink } from './sandbox-host.ts';
 
 /**
@@ -28,6 +29,12 @@ export async function ensureThreadSandbox(
 ): Promise<void> {
   const { store, sandboxes, log } = services;
   if (sandboxes.isRunning(thread.id)) return;
+  const lifecycle = await lifecycleFor(
+    store.db,
+    agent.machine_kind as MachineKind,
+    thread,
+    services.machines,
+  );
   const minted = await store.transaction((trx) =>
     mintToken(trx, {
       kind: 'thread',
@@ -57,6 +64,7 @@ export async function ensureThreadSandbox(
       });
     },
     onStatus: (status) => void emit?.({ type: 'sandbox.status', data: status }),
+    lifecycle,
   });
   await store.transaction(async (trx) => {
     if (booted) await revokeThreadTokens(trx, thread.id, timestamp(), minted.id);

@@ -2,6 +2,7 @@ import type { HarnessTurnResult } from '@paddock/harness';
 import type { DraftEvent, SandboxExec, SandboxExecResult } from '@paddock/protocol';
 import type { TurnCommand } from '../protocol.ts';
 import type { SandboxSize } from '../provider.ts';
+import type { SandboxLifecycle } from '../sandbox-timers.ts';
 import type { EntrypointStream, SandboxStatus } from '../thread-sandbox.ts';
 
 /**
@@ -21,6 +22,7 @@ export type ServerMessage =
       env: Record<string, string>;
       size: SandboxSize;
       entrypoint?: string;
+      lifecycle?: SandboxLifecycle;
     }
   | { type: 'turn'; thread_id: string; command: Omit<TurnCommand, 'type'> }
   /** Send the turn's messages from `from_index` on, then keep sending (adoption, or a reconnect). */

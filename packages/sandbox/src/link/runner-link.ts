@@ -112,6 +112,7 @@ export class RunnerLink {
             env: { ...message.env, PADDOCK_API_URL: this.#options.serverUrl },
             size: message.size,
             entrypoint: message.entrypoint,
+            lifecycle: message.lifecycle,
             onStatus: (status) =>
               this.#send(
                 booting

@@ -1,6 +1,9 @@
 import type { Kysely } from 'kysely';
 
-/** When the thread's sandbox first booted: a provider with a lifetime (sandbox_d) counts from it. */
+/**
+ * When the thread's sandbox ends for good, for providers whose sandboxes have a lifetime
+ * (sandbox_d): set at its first boot; afterwards the task does not resume.
+ */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.alterTable('threads').addColumn('machine_started_at', 'text').execute();
+  await db.schema.alterTable('threads').addColumn('machine_expires_at', 'text').execute();
 }

@@ -73,3 +73,19 @@ export const allocateInputSequence = (db: Db, threadId: string) =>
 
 /** The next event `seq` of a thread. */
 export const allocateSeq = (db: Db, threadId: string) => allocate(db, threadId, 'last_seq', 1);
+
+/** Sets when the thread's sandbox ends for good, unless its first boot set it already; answers the value. */
+export async function fixMachineExpiry(db: Db, threadId: string, expiresAt: string): Promise<string> {
+  await db
+    .updateTable('threads')
+    .set({ machine_expires_at: expiresAt })
+    .where('id', '=', threadId)
+    .where('machine_expires_at', 'is', null)
+    .execute();
+  const row = await db
+    .selectFrom('threads')
+    .select('machine_expires_at')
+    .where('id', '=', threadId)
+    .executeTakeFirst();
+  return row?.machine_expires_at ?? expiresAt;
+}

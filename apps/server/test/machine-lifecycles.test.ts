@@ -1,0 +1,107 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { testDatabases } from '@paddock/testing';
+import { startTestServer, type TestServer } from '@paddock/testing/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentSpec, allEvents, createIdleThread, json, settled, transcript } from './helpers.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.each(testDatabases())('sandboxes that sleep or expire on $name', (database) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    const config = join(mkdtempSync(join(tmpdir(), 'paddock-config-')), 'paddock.yaml');
+    writeFileSync(config, 'providers:\n  sandbox_c: { enabled: true }\n  sandbox_d: { enabled: true }\n');
+    server = await startTestServer(database, {
+      PADDOCK_CONFIG: config,
+      PADDOCK_SANDBOX_IDLE_MS: '600',
+      PADDOCK_SANDBOX_IDLE_STOP_MS: '1500',
+      PADDOCK_SANDBOX_MAX_LIFETIME_MS: '2500',
+    });
+  });
+  afterAll(() => server.close());
+
+  async function threadOn(machineKind: string, input: string) {
+    const { thread_id } = await json<{ thread_id: string }>(
+      await server.request('POST', '/v2/threads', {
+        body: { agent: agentSpec({ machine_kind: machineKind }), input },
+      }),
+      201,
+    );
+    return thread_id;
+  }
+  const statuses = async (threadId: string) =>
+    (await allEvents(server, threadId))
+      .filter((e) => e.type === 'sandbox.status')
+      .map((e) => (e.data as { status: string }).status);
+
+  it('sandbox_c sleeps when idle, then wakes on a file read (machine_not_ready meanwhile) with its workspace intact', async () => {
+    const threadId = await threadOn('sandbox_c', '::sh echo kept > kept.txt');
+    await settled(server, threadId);
+    for (let i = 0; i < 100 && !(await statuses(threadId)).includes('stopped'); i++) await sleep(50);
+    // Frozen first, then stopped; the workspace stays.
+    expect(await statuses(threadId)).toEqual(['starting', 'running', 'sleeping', 'stopped']);
+
+    const waking = await server.request('GET', `/v2/tasks/${threadId}/files`);
+    expect((await json<{ detail: { code: string } }>(waking, 409)).detail.code).toBe('machine_not_ready');
+    expect(waking.headers.get('retry-after')).toBe('1');
+    let listed: Response | undefined;
+    for (let i = 0; i < 100; i++) {
+      listed = await server.request('GET', `/v2/tasks/${threadId}/files`);
+      if (listed.status === 200) break;
+      await sleep(50);
+    }
+    const files = await json<{ items: { name: string }[] }>(listed!, 200);
+    expect(files.items.map((f) => f.name)).toContain('kept.txt');
+
+    // The next input runs in the woken sandbox, which still has the file.
+    await json(
+      await server.request('POST', `/v2/tasks/${threadId}/inputs`, {
+        body: { input_id: crypto.randomUUID(), messages: [{ content: '::sh cat kept.txt' }] },
+      }),
+      201,
+    );
+    await settled(server, threadId);
+    expect((await transcript(server, threadId)).join('\n')).toContain('kept');
+  });
+
+  it('sandbox_d ends at its lifetime: the turn it cuts off fails, and the task does not resume', async () => {
+    const threadId = await threadOn('sandbox_d', '::sh sleep 30');
+    const thread = await settled(server, threadId, 15_000);
+    expect(thread.status).toBe('fail');
+    const error = (await allEvents(server, threadId)).find((e) => e.type === 'error');
+    expect(error?.data).toMatchObject({ code: 'sandbox_expired' });
+
+    const input = await server.request('POST', `/v2/tasks/${threadId}/inputs`, {
+      body: { input_id: crypto.randomUUID(), messages: [{ content: 'still there?' }] },
+    });
+    expect((await json<{ detail: { code: string } }>(input, 409)).detail.code).toBe(
+      'task_terminal_no_machine',
+    );
+    const read = await server.request('GET', `/v2/tasks/${threadId}/files`);
+    expect((await json<{ detail: { code: string } }>(read, 409)).detail.code).toBe(
+      'task_terminal_no_machine',
+    );
+    expect(read.headers.get('retry-after')).toBeNull();
+    const inputs = await json<{ items: unknown[] }>(
+      await server.request('GET', `/v2/tasks/${threadId}/inputs`),
+      200,
+    );
+    expect(inputs.items).toHaveLength(1);
+  });
+
+  it('keeps sandbox_a sandboxes running while idle', async () => {
+    const threadId = await createIdleThread(server);
+    await json(
+      await server.request('POST', `/v2/tasks/${threadId}/inputs`, {
+        body: { input_id: crypto.randomUUID(), messages: [{ content: 'hello' }] },
+      }),
+      201,
+    );
+    await settled(server, threadId);
+    await sleep(2_000);
+    expect(await statuses(threadId)).toEqual(['starting', 'running']);
+    await json(await server.request('GET', `/v2/tasks/${threadId}/files`), 200);
+  });
+});
