@@ -71,6 +71,7 @@ export async function startPaddock(
     sandboxes: undefined as unknown as Services['sandboxes'],
     credits: budgetCreditGate({ store, budgets: config.PADDOCK_CREDIT_BUDGETS }),
     workspacesDir: join(config.dataDir, 'workspaces'),
+    sharedFoldersDir: join(config.dataDir, 'shared'),
     machines: {
       idleFreezeMs: config.PADDOCK_SANDBOX_IDLE_MS,
       idleStopMs: config.PADDOCK_SANDBOX_IDLE_STOP_MS,
@@ -108,9 +109,15 @@ export async function startPaddock(
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const url = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
 
-  let sandboxes: { host: SandboxHost; isolation: string; shutdown(): Promise<void> };
+  let sandboxes: { host: SandboxHost; isolation: string; sharedFolders: boolean; shutdown(): Promise<void> };
   if (hub) {
-    sandboxes = { host: hub, isolation: 'detached runners', shutdown: async () => hub.close() };
+    // A detached runner on this host, as root, mounts shared folders like the in-process one.
+    sandboxes = {
+      host: hub,
+      isolation: 'detached runners',
+      sharedFolders: true,
+      shutdown: async () => hub.close(),
+    };
   } else {
     const { runner, isolation } = await createRunner({
       mode: config.PADDOCK_SANDBOX,
@@ -119,10 +126,15 @@ export async function startPaddock(
       sandboxUid: config.PADDOCK_SANDBOX_UID,
       logger,
     });
-    sandboxes = { host: embeddedSandboxHost(runner, url), isolation, shutdown: () => runner.shutdown() };
+    sandboxes = {
+      host: embeddedSandboxHost(runner, url),
+      isolation,
+      sharedFolders: runner.provider.sharedFolders,
+      shutdown: () => runner.shutdown(),
+    };
   }
   services.sandboxes = sandboxes.host;
-  availability = providerAvailability(sandboxes.isolation);
+  availability = providerAvailability(sandboxes.isolation, sandboxes.sharedFolders);
   const executor = createTurnExecutor(services);
   const worker = createTurnWorker({
     store,

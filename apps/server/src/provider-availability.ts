@@ -9,14 +9,18 @@ const notYet = (what: string): ProviderAvailability => ({
 
 /**
  * Which providers this host can run, and why not. `sandbox_a` is the local provider with the
- * isolation the runner found (bubblewrap, else plain processes, or the detached runners').
+ * isolation the runner found (bubblewrap, else plain processes, or the detached runners'), and
+ * shared folders where it can mount them (bubblewrap as root).
  */
-export function providerAvailability(localIsolation: string): Record<MachineKind, ProviderAvailability> {
+export function providerAvailability(
+  localIsolation: string,
+  sharedFolders = true,
+): Record<MachineKind, ProviderAvailability> {
   return {
-    sandbox_a: { available: true, isolation: localIsolation },
+    sandbox_a: { available: true, isolation: localIsolation, sharedFolders },
     sandbox_b: notYet('the Docker provider'),
     // The local provider's sandboxes, which sleep while idle (c) or end after a lifetime (d).
-    sandbox_c: { available: true, isolation: localIsolation },
+    sandbox_c: { available: true, isolation: localIsolation, sharedFolders },
     sandbox_d: { available: true, isolation: localIsolation },
     sandbox_e: notYet('the self-hosted provider'),
     sandbox_f: microVmAvailability(),

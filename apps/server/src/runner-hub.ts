@@ -143,6 +143,7 @@ export class RunnerHub implements SandboxHost {
         size: options.size,
         entrypoint: options.entrypoint,
         lifecycle: options.lifecycle,
+        shared_dir: options.sharedDir,
       });
     });
     this.#sandboxes.set(threadId, connection.runnerId);

@@ -44,6 +44,8 @@ export interface Services {
   };
   /** Where thread workspaces live on the host: `<dataDir>/workspaces/<thread_id>`. */
   workspacesDir: string;
+  /** Teams' shared folders on the host: `<dataDir>/shared/<team_id>`, at `/shared` in their sandboxes. */
+  sharedFoldersDir: string;
   /** Timers of the providers whose sandboxes sleep (sandbox_c) or expire (sandbox_d). */
   machines: MachineTimings;
   uploads: Uploads;

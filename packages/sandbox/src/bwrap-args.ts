@@ -8,6 +8,7 @@ export const sandboxPaths = {
    */
   apiSocket: '/run/paddock/api.sock',
   compileCache: '/run/paddock-cache',
+  shared: '/shared',
 };
 
 export interface BwrapArgsInput {
@@ -23,6 +24,8 @@ export interface BwrapArgsInput {
   compileCacheDir?: string;
   /** Only the warm-up run writes the compile cache; sandboxes read it. */
   compileCacheWritable?: boolean;
+  /** Host mount point bound at /shared (see shared-mount.ts). */
+  sharedDir?: string;
 }
 
 /**
@@ -62,6 +65,7 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
     const bind = input.compileCacheWritable ? '--bind' : '--ro-bind';
     args.push(bind, input.compileCacheDir, sandboxPaths.compileCache);
   }
+  if (input.sharedDir) args.push('--bind', input.sharedDir, sandboxPaths.shared);
   args.push('--bind', input.workspaceDir, sandboxPaths.workspace, '--chdir', sandboxPaths.workspace);
   return args;
 }

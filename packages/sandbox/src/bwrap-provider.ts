@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { chown, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bwrapArgs, sandboxPaths } from './bwrap-args.ts';
 import { bwrapSandboxEnv, bwrapSupervisorEnv, loopbackApiUrl } from './bwrap-env.ts';
@@ -17,6 +17,7 @@ import { warmCompileCache } from './compile-cache.ts';
 import { sandboxLimits } from './limits.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSpec } from './provider.ts';
 import { buildSandboxEtc } from './sandbox-etc.ts';
+import { releaseLeftoverMounts, SharedMount } from './shared-mount.ts';
 import { type Launcher, StandbyLauncher } from './standby-launcher.ts';
 
 export interface BwrapProviderOptions {
@@ -60,6 +61,9 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
 
   await mkdir(options.stateDir, { recursive: true });
   const etcDir = join(options.stateDir, 'etc');
+  // Shared folders need mounts on the host, so root; see shared-mount.ts.
+  const sharedRoot = asRoot ? join(options.stateDir, 'shared-mounts') : undefined;
+  if (sharedRoot) await releaseLeftoverMounts(sharedRoot);
   await buildSandboxEtc(etcDir, uid ?? process.getuid?.() ?? 0);
   const launch = { bwrapPath, setprivPath, uid };
   // Fixed paths only: launchers are spawned before the spec of their sandbox is known.
@@ -119,6 +123,7 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
     kind: 'bwrap',
     isolation,
     cgroups: limited,
+    sharedFolders: sharedRoot !== undefined,
     warmed: compileCache.then(() => {}),
     apiUrlInside: loopbackApiUrl,
     sandboxEnv: (_workspaceDir, env) => bwrapSandboxEnv(env),
@@ -130,7 +135,9 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
       if (uid !== undefined) await chownTree(spec.workspaceDir, uid, uid);
       const cacheDir = await compileCache;
       const { launcher, cgroup } = await standby.take();
+      let shared: SharedMount | undefined;
       try {
+        if (sharedRoot) shared = await SharedMount.prepare(sharedRoot, spec.id);
         await cgroup?.rename(spec.id);
         await cgroup?.applyLimits(sandboxLimits[spec.size]);
         launcher.start(
@@ -141,11 +148,13 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
             codePaths,
             apiSocket: spec.apiSocket,
             compileCacheDir: cacheDir,
+            sharedDir: shared?.path,
           }),
         );
       } catch (error) {
         await discardLauncher(launcher.child.pid);
         await cgroup?.destroy();
+        await shared?.release();
         throw error;
       }
       const booted = startChildSandbox({
@@ -155,8 +164,16 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
         onStderr: spec.onStderr,
         cleanup: async () => {
           await cgroup?.destroy();
+          await shared?.release();
         },
         setFrozen: cgroup && ((frozen) => cgroup.setFrozen(frozen)),
+        attachShared:
+          shared &&
+          (async (hostDir) => {
+            await mkdir(hostDir, { recursive: true });
+            if (uid !== undefined) await chown(hostDir, uid, uid);
+            await shared.attach(hostDir);
+          }),
       });
       void booted.finally(() => standby.refill()).catch(() => {});
       return booted;

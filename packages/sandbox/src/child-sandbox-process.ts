@@ -15,6 +15,8 @@ export interface ChildSandboxOptions {
   cleanup: () => Promise<void>;
   /** Freezes or thaws everything inside (the provider's freezer cgroup), when the provider can. */
   setFrozen?: (frozen: boolean) => Promise<boolean>;
+  /** Shows a host directory at `/shared`, when the provider has shared folders. */
+  attachShared?: (hostDir: string) => Promise<void>;
 }
 
 const stderrTailChars = 2000;
@@ -37,6 +39,7 @@ class ChildSandboxProcess implements SandboxProcess {
   readonly exited: Promise<SandboxExit>;
   readonly ready: Promise<void>;
   readonly setFrozen: ((frozen: boolean) => Promise<boolean>) | undefined;
+  readonly attachShared: ((hostDir: string) => Promise<void>) | undefined;
   pid = 0;
   readonly #child: ChildProcess;
   readonly #beforeKill: ((pid: number) => void) | undefined;
@@ -52,6 +55,7 @@ class ChildSandboxProcess implements SandboxProcess {
     this.#beforeKill = options.beforeKill;
     this.#cleanup = options.cleanup;
     this.setFrozen = options.setFrozen;
+    this.attachShared = options.attachShared;
     const child = options.child;
     // The supervisor may be gone when we write; its exit is reported through `exited`, not here.
     child.stdin?.on('error', () => {});

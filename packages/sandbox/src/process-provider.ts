@@ -26,6 +26,7 @@ export function createProcessProvider(options: ProcessProviderOptions = {}): San
     isolation:
       'process: a plain child process in the workspace directory with a scrubbed environment; ' +
       'no filesystem, network or resource isolation',
+    sharedFolders: false,
     apiUrlInside: (hostApiUrl) => hostApiUrl,
     sandboxEnv: (workspaceDir, env) => ({
       PATH: path,

@@ -43,12 +43,19 @@ export interface SandboxProcess {
    * idle; absent where the provider cannot (no freezer cgroup). Answers whether it took effect.
    */
   setFrozen?(frozen: boolean): Promise<boolean>;
+  /**
+   * Shows a host directory at the sandbox's `/shared` (a team's shared folder), also in a sandbox
+   * booted before its thread was known; present where the provider has shared folders.
+   */
+  attachShared?(hostDir: string): Promise<void>;
 }
 
 export interface SandboxProvider {
   readonly kind: 'bwrap' | 'process';
   /** Human-readable account of what this provider isolates, for the capabilities endpoint. */
   readonly isolation: string;
+  /** Whether its sandboxes can show a shared folder at `/shared` (see `attachShared`). */
+  readonly sharedFolders: boolean;
   /** The URL a sandbox reaches the Paddock API at, given the server's own (with the runner's proxy). */
   apiUrlInside(hostApiUrl: string): string;
   /**

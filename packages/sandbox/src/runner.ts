@@ -55,6 +55,8 @@ export interface EnsureOptions {
   onStatus?: (status: SandboxStatus) => void;
   /** Sleep while idle, or a lifetime (the providers that have them); read at boot. */
   lifecycle?: SandboxLifecycle;
+  /** A host directory to show at `/shared` (the team's shared folder), where the provider can. */
+  sharedDir?: string;
 }
 
 const entrypointMarker = 'entrypoint-ran';
@@ -250,6 +252,14 @@ export class Runner {
     const claimed = sandbox !== undefined;
     if (sandbox) this.#log('info', `thread ${threadId} took over standby sandbox ${sandbox.id}`);
     else sandbox = await this.#bootFresh(threadId, options);
+    if (options.sharedDir) {
+      try {
+        await sandbox.attachShared?.(options.sharedDir);
+      } catch (error) {
+        await sandbox.destroy();
+        throw error;
+      }
+    }
     const thread = new ThreadSandbox(sandbox, this.#log, options.onStatus);
     thread.configure(provider.sandboxEnv(options.workspaceDir, options.env));
     void sandbox.exited.then((exit) => {

@@ -84,6 +84,7 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
     provider = {
       kind: bwrap.kind,
       isolation: bwrap.isolation,
+      sharedFolders: bwrap.sharedFolders,
       apiUrlInside: bwrap.apiUrlInside,
       sandboxEnv: bwrap.sandboxEnv,
       close: () => bwrap.close(),

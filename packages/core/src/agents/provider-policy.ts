@@ -20,6 +20,8 @@ export interface ProviderAvailability {
   available: boolean;
   reason?: string;
   isolation?: string;
+  /** False where this host cannot give the provider's sandboxes their shared folder. */
+  sharedFolders?: boolean;
 }
 
 export interface ProviderPolicy {
@@ -60,11 +62,11 @@ export function createProviderPolicy(
       const now = availability();
       return {
         providers: machineKinds.map((kind) => {
-          const { available, reason, isolation } = now[kind];
+          const { available, reason, isolation, sharedFolders } = now[kind];
           return {
             machine_kind: kind,
             sizes: [...providerFacts[kind].sizes],
-            shared_folders: providerFacts[kind].sharedFolders,
+            shared_folders: providerFacts[kind].sharedFolders && sharedFolders !== false,
             accelerators: [],
             available,
             ...(reason ? { reason } : {}),

@@ -83,6 +83,8 @@ export interface SandboxHost {
       onStatus(status: EventData['sandbox.status']): void;
       /** How the sandbox ages, by its provider (read at boot). */
       lifecycle?: SandboxLifecycle;
+      /** The team's shared folder on the host, shown at `/shared` (providers with shared folders). */
+      sharedDir?: string;
     },
   ): Promise<boolean>;
   runTurn(threadId: string, command: TurnCommand, onEvent: TurnEventSink): Promise<TurnResult>;

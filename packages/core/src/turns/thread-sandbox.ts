@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type MachineKind, type Scope, timestamp } from '@paddock/protocol';
+import { type MachineKind, providerFacts, type Scope, timestamp } from '@paddock/protocol';
 import { type AgentRow, revokeThreadTokens, revokeToken, type ThreadRow } from '@paddock/store';
 import { mintToken } from '../auth/mint-token.ts';
 import type { Services } from '../context.ts';
@@ -29,12 +29,8 @@ export async function ensureThreadSandbox(
 ): Promise<void> {
   const { store, sandboxes, log } = services;
   if (sandboxes.isRunning(thread.id)) return;
-  const lifecycle = await lifecycleFor(
-    store.db,
-    agent.machine_kind as MachineKind,
-    thread,
-    services.machines,
-  );
+  const kind = agent.machine_kind as MachineKind;
+  const lifecycle = await lifecycleFor(store.db, kind, thread, services.machines);
   const minted = await store.transaction((trx) =>
     mintToken(trx, {
       kind: 'thread',
@@ -65,6 +61,9 @@ export async function ensureThreadSandbox(
     },
     onStatus: (status) => void emit?.({ type: 'sandbox.status', data: status }),
     lifecycle,
+    sharedDir: providerFacts[kind].sharedFolders
+      ? join(services.sharedFoldersDir, thread.team_id)
+      : undefined,
   });
   await store.transaction(async (trx) => {
     if (booted) await revokeThreadTokens(trx, thread.id, timestamp(), minted.id);

@@ -23,6 +23,7 @@ export type ServerMessage =
       size: SandboxSize;
       entrypoint?: string;
       lifecycle?: SandboxLifecycle;
+      shared_dir?: string;
     }
   | { type: 'turn'; thread_id: string; command: Omit<TurnCommand, 'type'> }
   /** Send the turn's messages from `from_index` on, then keep sending (adoption, or a reconnect). */

@@ -113,6 +113,7 @@ export class RunnerLink {
             size: message.size,
             entrypoint: message.entrypoint,
             lifecycle: message.lifecycle,
+            sharedDir: message.shared_dir,
             onStatus: (status) =>
               this.#send(
                 booting

@@ -1,0 +1,54 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { testDatabases } from '@paddock/testing';
+import { startTestServer, type TestServer } from '@paddock/testing/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentSpec, allEvents, json, settled } from './helpers.ts';
+
+describe.each(testDatabases())('team shared folders on $name', (database) => {
+  let server: TestServer;
+  let sharedFolders = false;
+  beforeAll(async () => {
+    server = await startTestServer(database);
+    const { providers } = await json<{ providers: { machine_kind: string; shared_folders: boolean }[] }>(
+      await server.request('GET', '/v2/machines/capabilities'),
+      200,
+    );
+    sharedFolders = providers.find((p) => p.machine_kind === 'sandbox_a')!.shared_folders;
+  });
+  afterAll(() => server.close());
+
+  async function shell(command: string, instructions: string): Promise<string> {
+    const { thread_id } = await json<{ thread_id: string }>(
+      await server.request('POST', '/v2/threads', {
+        body: { agent: agentSpec({ instructions }), input: `::sh ${command}` },
+      }),
+      201,
+    );
+    await settled(server, thread_id);
+    const ended = (await allEvents(server, thread_id)).find((e) => e.type === 'tool_call.end');
+    return (ended?.data as { output: string }).output;
+  }
+
+  it("mounts the team's folder at /shared in every sandbox of the team, and nothing of other teams", async (context) => {
+    if (!sharedFolders) context.skip();
+    const { id: teamId } = await server.paddock.services.store.db
+      .selectFrom('teams')
+      .select('id')
+      .executeTakeFirstOrThrow();
+    const other = join(server.dataDir, 'shared', 'another-team');
+    mkdirSync(other, { recursive: true });
+    writeFileSync(join(other, 'secret-of-another-team'), 'no\n');
+
+    // Two threads of two agents of the team, so two sandboxes (a standby taken over, then a fresh one or another standby).
+    expect(await shell('echo from-one > /shared/note.txt && echo written', 'writer')).toBe('written\n');
+    expect(
+      await shell(
+        'cat /shared/note.txt; ls -a /shared; find / -name secret-of-another-team 2>/dev/null | wc -l',
+        'reader',
+      ),
+    ).toBe('from-one\n.\n..\nnote.txt\n0\n');
+    const onHost = join(server.dataDir, 'shared', teamId, 'note.txt');
+    expect((await import('node:fs')).readFileSync(onHost, 'utf8')).toBe('from-one\n');
+  });
+});

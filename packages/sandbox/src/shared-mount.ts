@@ -1,0 +1,58 @@
+import { spawn } from 'node:child_process';
+import { mkdir, readdir, rmdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { runToExit } from './run-to-exit.ts';
+
+/**
+ * A sandbox's `/shared`: a host directory the sandbox binds at boot, made a shared mount point first.
+ * A standby boots before anyone knows its thread, so the team's folder is bound onto that point
+ * later, from the host; mount propagation carries it into the running sandbox. Needs root.
+ */
+export class SharedMount {
+  readonly path: string;
+
+  private constructor(path: string) {
+    this.path = path;
+  }
+
+  static async prepare(root: string, sandboxId: string): Promise<SharedMount> {
+    const path = join(root, sandboxId);
+    await mkdir(path, { recursive: true, mode: 0o755 });
+    await mount(['--bind', path, path]);
+    await mount(['--make-shared', path]);
+    return new SharedMount(path);
+  }
+
+  /** Shows the team's folder at the sandbox's `/shared`. */
+  attach(teamDir: string): Promise<void> {
+    return mount(['--bind', teamDir, this.path]);
+  }
+
+  async release(): Promise<void> {
+    await releaseMountPoint(this.path);
+  }
+}
+
+/** Removes the mount points a crashed runner left behind. */
+export async function releaseLeftoverMounts(root: string): Promise<void> {
+  for (const name of await readdir(root).catch(() => [])) await releaseMountPoint(join(root, name));
+}
+
+async function releaseMountPoint(path: string): Promise<void> {
+  // The team folder sits on the point's own bind, one mount over the other: each umount takes the
+  // top one off (lazily, should a process still sit in it) until none is left.
+  for (let i = 0; i < 4; i++) {
+    const { code } = await run('umount', ['--lazy', path]).catch(() => ({ code: 1 }));
+    if (code !== 0) break;
+  }
+  await rmdir(path).catch(() => {});
+}
+
+function run(command: string, args: string[]) {
+  return runToExit(spawn(command, args, { stdio: ['pipe', 'ignore', 'pipe'] }), 10_000, command);
+}
+
+async function mount(args: string[]): Promise<void> {
+  const { code, stderr } = await run('mount', args);
+  if (code !== 0) throw new Error(`mount ${args.join(' ')} failed: ${stderr.trim()}`);
+}
