@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
@@ -27,7 +27,7 @@ describe.each(testDatabases())('team shared folders on $name', (database) => {
     );
     await settled(server, thread_id);
     const ended = (await allEvents(server, thread_id)).find((e) => e.type === 'tool_call.end');
-    return (ended?.data as { output: string }).output;
+    return (ended!.data as { output: string }).output;
   }
 
   it("mounts the team's folder at /shared in every sandbox of the team, and nothing of other teams", async (context) => {
@@ -49,6 +49,6 @@ describe.each(testDatabases())('team shared folders on $name', (database) => {
       ),
     ).toBe('from-one\n.\n..\nnote.txt\n0\n');
     const onHost = join(server.dataDir, 'shared', teamId, 'note.txt');
-    expect((await import('node:fs')).readFileSync(onHost, 'utf8')).toBe('from-one\n');
+    expect(readFileSync(onHost, 'utf8')).toBe('from-one\n');
   });
 });
