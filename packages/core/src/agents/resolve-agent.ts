@@ -1,7 +1,7 @@
 import { type AgentSpec, newId, timestamp } from '@paddock/protocol';
 import { type AgentRow, type Db, findTeamOrgId, insertOrFindAgent } from '@paddock/store';
 import type { Ctx } from '../context.ts';
-import { hashSpec, normalizeSpec } from './normalize-spec.ts';
+import { hashSpec, type NormalizedSpec, normalizeSpec } from './normalize-spec.ts';
 
 /** D4: an agent title not given is the first line of the instructions, else the harness name. */
 export function deriveAgentTitle(spec: { title?: string; instructions?: string; harness: string }): string {
@@ -19,23 +19,30 @@ export async function resolveAgent(ctx: Ctx, db: Db, teamId: string, spec: Agent
   const orgId = (await findTeamOrgId(db, teamId)) ?? '';
   ctx.providers.check(normalized.machine_kind, normalized.harness, { userId: ctx.actor.userId, orgId });
   const at = timestamp();
-  const hasSecrets = Object.keys(normalized.secrets).length > 0;
   return insertOrFindAgent(db, {
     id: newId(),
     team_id: teamId,
     owner_user_id: ctx.actor.userId,
-    spec_hash: hashSpec(normalized, ctx.secrets.digest),
-    title: deriveAgentTitle(normalized),
     harness: normalized.harness,
     machine_kind: normalized.machine_kind,
-    machine_size: normalized.machine_size,
-    model: normalized.model ?? null,
-    instructions: normalized.instructions ?? null,
-    entrypoint: normalized.entrypoint ?? null,
-    mcp_servers: JSON.stringify(normalized.mcp_servers),
-    skills: JSON.stringify(normalized.skills),
-    secrets_enc: hasSecrets ? ctx.secrets.seal(JSON.stringify(normalized.secrets)) : null,
+    ...specColumns(ctx, normalized),
     created_at: at,
     updated_at: at,
   });
+}
+
+/** The agent columns a normalized spec sets (besides the fixed harness and machine kind): hash, title, spec, sealed secrets. */
+export function specColumns(ctx: Ctx, spec: NormalizedSpec) {
+  const hasSecrets = Object.keys(spec.secrets).length > 0;
+  return {
+    spec_hash: hashSpec(spec, ctx.secrets.digest),
+    title: deriveAgentTitle(spec),
+    machine_size: spec.machine_size,
+    model: spec.model ?? null,
+    instructions: spec.instructions ?? null,
+    entrypoint: spec.entrypoint ?? null,
+    mcp_servers: JSON.stringify(spec.mcp_servers),
+    skills: JSON.stringify(spec.skills),
+    secrets_enc: hasSecrets ? ctx.secrets.seal(JSON.stringify(spec.secrets)) : null,
+  };
 }

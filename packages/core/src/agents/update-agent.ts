@@ -3,8 +3,8 @@ import { type AgentRow, findAgent, updateAgent as storeAgent } from '@paddock/st
 import { reachableAgent, requireScope } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError } from '../errors.ts';
-import { hashSpec, normalizeSpec } from './normalize-spec.ts';
-import { deriveAgentTitle } from './resolve-agent.ts';
+import { normalizeSpec } from './normalize-spec.ts';
+import { specColumns } from './resolve-agent.ts';
 
 /**
  * `PATCH /v2/agents/{agent_id}`: the given fields replace the agent's. New threads run the new
@@ -43,19 +43,7 @@ export async function updateAgent({
       ...(patch.model === null ? { model: undefined } : {}),
       ...(patch.entrypoint === null ? { entrypoint: undefined } : {}),
     });
-    const hasSecrets = Object.keys(next.secrets).length > 0;
-    const stored = await storeAgent(trx, agent.id, {
-      spec_hash: hashSpec(next, ctx.secrets.digest),
-      title: deriveAgentTitle(next),
-      machine_size: next.machine_size,
-      model: next.model ?? null,
-      instructions: next.instructions ?? null,
-      entrypoint: next.entrypoint ?? null,
-      mcp_servers: JSON.stringify(next.mcp_servers),
-      skills: JSON.stringify(next.skills),
-      secrets_enc: hasSecrets ? ctx.secrets.seal(JSON.stringify(next.secrets)) : null,
-      updated_at: timestamp(),
-    });
+    const stored = await storeAgent(trx, agent.id, { ...specColumns(ctx, next), updated_at: timestamp() });
     if (!stored)
       throw new PaddockError('conflict', 'another agent of the team already has exactly this spec');
     return toAgentRecord(ctx, (await findAgent(trx, agent.id))!);
