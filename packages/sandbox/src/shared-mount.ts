@@ -18,8 +18,7 @@ export class SharedMount {
   static async prepare(root: string, sandboxId: string): Promise<SharedMount> {
     const path = join(root, sandboxId);
     await mkdir(path, { recursive: true, mode: 0o755 });
-    await mount(['--bind', path, path]);
-    await mount(['--make-shared', path]);
+    await mount(['--bind', '--make-shared', path, path]);
     return new SharedMount(path);
   }
 
