@@ -121,6 +121,16 @@ describe.each(testDatabases())('self-hosted runners ($name)', (database) => {
     });
   }
 
+  const connections = () => (deployment.output().match(/"msg":"runner connected"/g) ?? []).length;
+
+  async function waitFor(check: () => Promise<boolean>): Promise<void> {
+    const until = Date.now() + 20_000;
+    while (!(await check())) {
+      if (Date.now() > until) throw new Error('timed out');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
   function startSelfHosted(token: string) {
     return deployment.startRunner({
       name: 'self-hosted',
@@ -194,6 +204,32 @@ describe.each(testDatabases())('self-hosted runners ($name)', (database) => {
     });
     expect(refused.events.some((e) => e.type === 'tool_call.end')).toBe(false);
     expect(existsSync(join(runnerDir, 'workspaces', refused.threadId))).toBe(false);
+    await runner.stop();
+  }, 90_000);
+
+  it('a restarted server adopts the turn a self-hosted runner kept running', async () => {
+    const agentId = await newAgent('sandbox_e');
+    const runner = startSelfHosted(await agentToken(agentId));
+    await deployment.runnerConnected(connections() + 1);
+    const { thread_id: threadId } = await json<{ thread_id: string }>(
+      await deployment.request('POST', '/v2/threads', {
+        body: { agent_id: agentId, input: '::sh sleep 3; echo survived' },
+      }),
+      201,
+    );
+    await waitFor(async () =>
+      (await allEvents(deployment, threadId)).some((e) => e.type === 'tool_call.start'),
+    );
+    const before = connections();
+    await deployment.killServer('SIGKILL');
+    await deployment.startServer();
+    // Both runners come back: the deployment's and the self-hosted one, which still runs the turn.
+    await deployment.runnerConnected(before + 2);
+    await settled(deployment, threadId, 30_000);
+    const events = await allEvents(deployment, threadId);
+    expect(events.find((e) => e.type === 'tool_call.end')?.data).toMatchObject({ output: 'survived\n' });
+    expect(events.some((e) => e.type === 'error')).toBe(false);
+    expect(events.at(-1)?.type).toBe('idle');
     await runner.stop();
   }, 90_000);
 });
