@@ -16,9 +16,8 @@ import { machineRoutes } from './http/public/machines.ts';
 import { taskRoutes } from './http/public/tasks.ts';
 import { threadRoutes } from './http/public/threads.ts';
 import { uploadRoutes } from './http/public/uploads.ts';
-import { runnerLinkRoutes } from './http/runner-link.ts';
+import { type RunnerLinkOptions, runnerLinkRoutes } from './http/runner-link.ts';
 import { tusUploadRoutes } from './http/tus-uploads.ts';
-import type { RunnerHub } from './runner-hub.ts';
 
 export interface AppOptions {
   services: Services;
@@ -29,8 +28,8 @@ export interface AppOptions {
   keepaliveMs: number;
   /** The upload store the presigned tus endpoint writes into. */
   uploadDatastore: DataStore;
-  /** Set when sandboxes are hosted by detached runners: the endpoint they connect to. */
-  runnerLink?: { hub: RunnerHub; token: string };
+  /** The endpoint runners connect to: the deployment's detached ones, and self-hosted ones. */
+  runnerLink?: Omit<RunnerLinkOptions, 'authenticator' | 'services'>;
 }
 
 /** The HTTP surface: wiring only. Routes parse with protocol schemas and call one core verb. */
@@ -78,6 +77,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await tusUploadRoutes(app, options.services, options.uploadDatastore);
   eventStreamRoutes(app, options.services, { keepaliveMs: options.keepaliveMs });
   gatewayRoutes(app, options.models);
-  if (options.runnerLink) await runnerLinkRoutes(app, options.runnerLink);
+  if (options.runnerLink)
+    await runnerLinkRoutes(app, {
+      ...options.runnerLink,
+      authenticator: options.authenticator,
+      services: options.services,
+    });
   return app;
 }

@@ -44,6 +44,8 @@ const configSchema = z.object({
   /** `embedded`: sandboxes run in the server process; `detached`: `paddock runner` processes host them. */
   PADDOCK_RUNNER: z.enum(['embedded', 'detached']).default('embedded'),
   PADDOCK_RUNNER_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
+  /** sandbox_e: how long a boot waits for the agent's self-hosted runner to connect before the turn fails. */
+  PADDOCK_SELF_HOSTED_WAIT_MS: positiveMs.default(30_000),
   /** For `paddock runner`: the server it connects to. */
   PADDOCK_SERVER_URL: z.url().default('http://127.0.0.1:8787'),
   PADDOCK_SSE_KEEPALIVE_MS: positiveMs.default(15_000),

@@ -13,7 +13,7 @@ import {
 } from '@paddock/core';
 import { createModelRouter } from '@paddock/models';
 import { createEventLog, createInProcessEventBus, createTurnWorker } from '@paddock/runtime';
-import { openStore } from '@paddock/store';
+import { findThread, findTurn, openStore, type Store } from '@paddock/store';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.ts';
@@ -21,6 +21,7 @@ import type { Config } from './config.ts';
 import { loadDeploymentConfig } from './deployment-config.ts';
 import { createLogger } from './logger.ts';
 import { providerAvailability } from './provider-availability.ts';
+import { routedSandboxHost } from './routed-sandbox-host.ts';
 import { RunnerHub } from './runner-hub.ts';
 import { loadRunnerToken } from './runner-token.ts';
 import { createRunner, embeddedSandboxHost } from './sandbox-host.ts';
@@ -94,6 +95,13 @@ export async function startPaddock(
     config.PADDOCK_RUNNER === 'detached'
       ? new RunnerHub({ logger, lostAfterMs: config.PADDOCK_ADOPTION_WINDOW_MS })
       : undefined;
+  // Self-hosted runners (sandbox_e): started by users on their own machines, each for one agent.
+  const selfHosted = new RunnerHub({
+    logger,
+    lostAfterMs: config.PADDOCK_ADOPTION_WINDOW_MS,
+    waitForRunnerMs: config.PADDOCK_SELF_HOSTED_WAIT_MS,
+    selfHosted: true,
+  });
   const app = await buildApp({
     services,
     authenticator: createAuthenticator(store),
@@ -102,7 +110,10 @@ export async function startPaddock(
     bodyLimit: config.PADDOCK_BODY_LIMIT_BYTES,
     keepaliveMs: config.PADDOCK_SSE_KEEPALIVE_MS,
     uploadDatastore: uploadBackend.datastore,
-    runnerLink: hub && { hub, token: loadRunnerToken(config.PADDOCK_RUNNER_TOKEN, config.dataDir, true) },
+    runnerLink: {
+      deployment: hub && { hub, token: loadRunnerToken(config.PADDOCK_RUNNER_TOKEN, config.dataDir, true) },
+      selfHosted,
+    },
   });
   await app.listen({ port: config.PORT, host: config.HOST });
   const address = app.server.address();
@@ -133,7 +144,7 @@ export async function startPaddock(
       shutdown: () => runner.shutdown(),
     };
   }
-  services.sandboxes = sandboxes.host;
+  services.sandboxes = routedSandboxHost(sandboxes.host, selfHosted);
   availability = providerAvailability(sandboxes.isolation, sandboxes.sharedFolders);
   const executor = createTurnExecutor(services);
   const worker = createTurnWorker({
@@ -147,9 +158,11 @@ export async function startPaddock(
   });
   services.worker = worker;
   services.steering = executor;
-  if (hub) {
-    hub.adopt = (turn) => worker.adopt(turn.turnId, turn.runnerId, executor.resume);
-    hub.reconcile = (runnerId, held) =>
+  for (const runners of hub ? [hub, selfHosted] : [selfHosted]) {
+    runners.adopt = async (turn) =>
+      (await turnOfAgent(store, turn.turnId, turn.agentId)) &&
+      worker.adopt(turn.turnId, turn.runnerId, executor.resume);
+    runners.reconcile = (runnerId, held) =>
       worker.reconcile(runnerId, held, (turn) => executor.settleLost(turn, runnerId));
   }
   worker.start();
@@ -167,11 +180,23 @@ export async function startPaddock(
       // server, whose close waits on open connections.
       await worker.stop({ handOff: hub !== undefined });
       await uploadPurge.stop();
+      selfHosted.close();
       await sandboxes.shutdown();
       await app.close();
       await store.close();
     },
   };
+}
+
+/**
+ * Whether a turn a runner offers for adoption is one it may hold: any, for the deployment's runners;
+ * only its agent's, for a self-hosted one.
+ */
+async function turnOfAgent(store: Store, turnId: string, agentId: string | undefined): Promise<boolean> {
+  if (agentId === undefined) return true;
+  const turn = await findTurn(store.db, turnId);
+  const thread = turn && (await findThread(store.db, turn.thread_id));
+  return thread?.agent_id === agentId;
 }
 
 /** D2: the first start prints the admin's token (and generated password) once and keeps them in 0600 files. */

@@ -22,7 +22,8 @@ export function providerAvailability(
     // The local provider's sandboxes, which sleep while idle (c) or end after a lifetime (d).
     sandbox_c: { available: true, isolation: localIsolation, sharedFolders },
     sandbox_d: { available: true, isolation: localIsolation },
-    sandbox_e: notYet('the self-hosted provider'),
+    // Sandboxes on runners users start on their own machines, each with its agent's token.
+    sandbox_e: { available: true, isolation: 'self-hosted runners' },
     sandbox_f: microVmAvailability(),
   };
 }

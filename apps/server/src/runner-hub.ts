@@ -1,5 +1,11 @@
 import { randomInt } from 'node:crypto';
-import type { SandboxHost, TurnEventSink, TurnResult } from '@paddock/core';
+import {
+  type SandboxHost,
+  type SandboxPlacement,
+  SandboxUnavailableError,
+  type TurnEventSink,
+  type TurnResult,
+} from '@paddock/core';
 import type { SandboxExec, SandboxExecResult } from '@paddock/protocol';
 import type { RunnerMessage, ServerMessage } from '@paddock/sandbox';
 import type { ModelMessage } from 'ai';
@@ -9,6 +15,8 @@ import type { WebSocket } from 'ws';
 interface Connection {
   runnerId: string;
   socket: WebSocket;
+  /** A self-hosted runner's agent: it serves that agent's threads only. */
+  agentId?: string;
 }
 
 interface HubTurn {
@@ -33,6 +41,13 @@ export interface RunnerHubOptions {
   lostAfterMs: number;
   /** How long a sandbox boot waits for a runner to connect when none is. */
   waitForRunnerMs?: number;
+  /** The hub of self-hosted runners (sandbox_e): its runners are agent-scoped. */
+  selfHosted?: boolean;
+}
+
+/** Whom a connected runner serves: every thread (the deployment's runners), or one agent's (self-hosted). */
+export interface RunnerScope {
+  agentId?: string;
 }
 
 /**
@@ -50,11 +65,17 @@ export class RunnerHub implements SandboxHost {
   readonly #adoptable = new Map<string, { threadId: string; runnerId: string }>();
   readonly #ensures = new Map<
     number,
-    { runnerId: string; options: EnsureOptions; done(outcome: { booted: boolean; error?: string }): void }
+    {
+      runnerId: string;
+      options: EnsureOptions;
+      done(outcome: { booted: boolean; error?: string }): void;
+    }
   >();
   /** Threads whose sandbox boot (or wait for a runner to boot it on) is under way here. */
   readonly #booting = new Set<string>();
   readonly #steers = new Map<number, { runnerId: string; resolve(taken: boolean): void }>();
+  /** Thread → its agent (`place`): a self-hosted runner gets only its own agent's threads. */
+  readonly #agents = new Map<string, string>();
   readonly #execs = new Map<
     number,
     { runnerId: string; resolve(result: SandboxExecResult): void; reject(error: Error): void }
@@ -66,8 +87,12 @@ export class RunnerHub implements SandboxHost {
    */
   #req = randomInt(2 ** 47);
   /** Set by the wiring: takes over a turn a runner holds that no turn here is waiting for. */
-  adopt: (turn: { turnId: string; threadId: string; runnerId: string }) => Promise<boolean> = async () =>
-    false;
+  adopt: (turn: {
+    turnId: string;
+    threadId: string;
+    runnerId: string;
+    agentId?: string;
+  }) => Promise<boolean> = async () => false;
   /** Set by the wiring: the runner holds only these turns; the store's others on it cannot finish. */
   reconcile: (runnerId: string, held: ReadonlySet<string>) => Promise<void> = async () => {};
 
@@ -75,8 +100,12 @@ export class RunnerHub implements SandboxHost {
     this.#options = options;
   }
 
-  /** A runner connected (already authenticated): its first message is `hello`. */
-  accept(socket: WebSocket): void {
+  /**
+   * A runner connected (already authenticated): its first message is `hello`. A self-hosted runner's
+   * id is prefixed with its agent, so it can never pass for another runner (a reconnect replacing
+   * it, or the turns `reconcile` settles).
+   */
+  accept(socket: WebSocket, scope: RunnerScope = {}): void {
     let connection: Connection | undefined;
     socket.on('message', (data) => {
       let message: RunnerMessage;
@@ -87,7 +116,8 @@ export class RunnerHub implements SandboxHost {
         return;
       }
       if (message.type === 'hello') {
-        connection = { runnerId: message.runner_id, socket };
+        const runnerId = scope.agentId ? `${scope.agentId}/${message.runner_id}` : message.runner_id;
+        connection = { runnerId, socket, agentId: scope.agentId };
         void this.#hello(connection, message);
       } else if (connection) this.#route(connection, message);
     });
@@ -102,13 +132,18 @@ export class RunnerHub implements SandboxHost {
     for (const { socket } of this.#connections.values()) socket.close(1001, 'server shutting down');
   }
 
+  place(threadId: string, placement: SandboxPlacement): void {
+    this.#agents.set(threadId, placement.agentId);
+  }
+
   runnerFor(threadId: string): string {
-    return this.#sandboxes.get(threadId) ?? this.#connections.keys().next().value ?? 'unassigned';
+    // A self-hosted runner's claim of a sandbox counts only while it may host it (connected, its agent).
+    const claimed = this.#options.selfHosted ? undefined : this.#sandboxes.get(threadId);
+    return this.#placed(threadId)?.runnerId ?? claimed ?? this.#serving(threadId)?.runnerId ?? 'unassigned';
   }
 
   isRunning(threadId: string): boolean {
-    const runnerId = this.#sandboxes.get(threadId);
-    return runnerId !== undefined && this.#connections.has(runnerId);
+    return this.#placed(threadId) !== undefined;
   }
 
   isBooting(threadId: string): boolean {
@@ -151,8 +186,7 @@ export class RunnerHub implements SandboxHost {
   }
 
   runTurn(threadId: string, command: Parameters<SandboxHost['runTurn']>[1], onEvent: TurnEventSink) {
-    const runnerId = this.#sandboxes.get(threadId);
-    const connection = runnerId === undefined ? undefined : this.#connections.get(runnerId);
+    const connection = this.#placed(threadId);
     if (!connection) return Promise.resolve(runnerLost('the thread has no running sandbox'));
     const result = this.#track(command.turn_id, threadId, connection.runnerId, 0, onEvent);
     this.#send(connection, {
@@ -167,7 +201,8 @@ export class RunnerHub implements SandboxHost {
     const adoptable = this.#adoptable.get(turnId);
     this.#adoptable.delete(turnId);
     const connection = adoptable && this.#connections.get(adoptable.runnerId);
-    if (!connection) return Promise.resolve(runnerLost('the runner holding the turn disconnected'));
+    if (!connection || !this.#serves(connection, threadId))
+      return Promise.resolve(runnerLost('the runner holding the turn disconnected'));
     const result = this.#track(turnId, threadId, connection.runnerId, fromIndex, onEvent);
     this.#send(connection, { type: 'attach', turn_id: turnId, from_index: fromIndex });
     return result;
@@ -183,14 +218,14 @@ export class RunnerHub implements SandboxHost {
   }
 
   interruptOrphan(threadId: string): void {
-    const connection = this.#connections.get(this.#sandboxes.get(threadId) ?? '');
+    const connection = this.#placed(threadId);
     if (connection) this.#send(connection, { type: 'interrupt-orphan', thread_id: threadId });
   }
 
   interrupt(threadId: string, turnId: string): void {
     const turn = this.#turns.get(turnId);
     if (turn) turn.interrupted = true;
-    const connection = this.#connections.get(turn?.runnerId ?? this.#sandboxes.get(threadId) ?? '');
+    const connection = turn ? this.#connections.get(turn.runnerId) : this.#placed(threadId);
     if (connection) this.#send(connection, { type: 'interrupt', thread_id: threadId, turn_id: turnId });
   }
 
@@ -206,7 +241,7 @@ export class RunnerHub implements SandboxHost {
   }
 
   exec<E extends SandboxExec>(threadId: string, request: E): Promise<SandboxExecResult<E>> {
-    const connection = this.#connections.get(this.#sandboxes.get(threadId) ?? '');
+    const connection = this.#placed(threadId);
     if (!connection) return Promise.reject(new Error('the thread has no running sandbox'));
     const req = ++this.#req;
     return new Promise((resolve, reject) => {
@@ -266,12 +301,11 @@ export class RunnerHub implements SandboxHost {
     for (const { turn_id: turnId, thread_id: threadId } of hello.turns) {
       if (this.#turns.has(turnId)) continue;
       this.#adoptable.set(turnId, { threadId, runnerId: connection.runnerId });
-      const adopted = await this.adopt({ turnId, threadId, runnerId: connection.runnerId }).catch(
-        (error: unknown) => {
-          this.#options.logger.error({ err: error, turn_id: turnId }, 'adopting a turn failed');
-          return false;
-        },
-      );
+      const adopt = { turnId, threadId, runnerId: connection.runnerId, agentId: connection.agentId };
+      const adopted = await this.adopt(adopt).catch((error: unknown) => {
+        this.#options.logger.error({ err: error, turn_id: turnId }, 'adopting a turn failed');
+        return false;
+      });
       if (!adopted) {
         this.#adoptable.delete(turnId);
         this.#send(connection, { type: 'abandon', turn_id: turnId });
@@ -287,26 +321,35 @@ export class RunnerHub implements SandboxHost {
 
   #route(connection: Connection, message: RunnerMessage): void {
     switch (message.type) {
+      // Answers count only from the runner the request went to (a self-hosted runner could guess numbers).
       case 'ensure.status':
-        this.#ensures.get(message.req)?.options.onStatus(message.status);
+        this.#ensureOf(connection, message.req)?.options.onStatus(message.status);
         return;
       case 'ensure.output':
-        this.#ensures
-          .get(message.req)
-          ?.options.onEntrypointOutput(message.stream, message.text, message.exit_code);
+        this.#ensureOf(connection, message.req)?.options.onEntrypointOutput(
+          message.stream,
+          message.text,
+          message.exit_code,
+        );
         return;
-      case 'ensure.done':
-        this.#ensures.get(message.req)?.done(message);
+      case 'ensure.done': {
+        const ensure = this.#ensureOf(connection, message.req);
+        if (!ensure) return;
         this.#ensures.delete(message.req);
+        ensure.done(message);
         return;
+      }
       case 'sandbox.gone':
         if (this.#sandboxes.get(message.thread_id) === connection.runnerId)
           this.#sandboxes.delete(message.thread_id);
         return;
-      case 'steer.result':
-        this.#steers.get(message.req)?.resolve(message.taken);
+      case 'steer.result': {
+        const steer = this.#steers.get(message.req);
+        if (steer?.runnerId !== connection.runnerId) return;
         this.#steers.delete(message.req);
+        steer.resolve(message.taken);
         return;
+      }
       case 'exec.result': {
         const exec = this.#execs.get(message.req);
         if (exec?.runnerId !== connection.runnerId) return;
@@ -380,14 +423,36 @@ export class RunnerHub implements SandboxHost {
     void turn.chain.then(() => turn.resolve(result));
   }
 
+  #ensureOf(connection: Connection, req: number) {
+    const ensure = this.#ensures.get(req);
+    return ensure?.runnerId === connection.runnerId ? ensure : undefined;
+  }
+
+  /** Whether the runner may host the thread's sandbox: a self-hosted one only its agent's. */
+  #serves(connection: Connection, threadId: string): boolean {
+    return connection.agentId === undefined || connection.agentId === this.#agents.get(threadId);
+  }
+
+  /** The connected runner the thread's sandbox runs on, if it may. */
+  #placed(threadId: string): Connection | undefined {
+    const connection = this.#connections.get(this.#sandboxes.get(threadId) ?? '');
+    return connection && this.#serves(connection, threadId) ? connection : undefined;
+  }
+
+  /** A connected runner that may host the thread's sandbox. */
+  #serving(threadId: string): Connection | undefined {
+    for (const connection of this.#connections.values())
+      if (this.#serves(connection, threadId)) return connection;
+    return undefined;
+  }
+
   async #pickRunner(threadId: string): Promise<Connection> {
     const deadline = Date.now() + (this.#options.waitForRunnerMs ?? 30_000);
     for (;;) {
-      const placed = this.#sandboxes.get(threadId);
-      const connection = (placed && this.#connections.get(placed)) ?? this.#connections.values().next().value;
+      const connection = this.#placed(threadId) ?? this.#serving(threadId);
       if (connection) return connection;
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error('no sandbox runner is connected to this server');
+      if (left <= 0) throw this.#unavailable(threadId);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.#waiting.push(() => {
@@ -396,6 +461,16 @@ export class RunnerHub implements SandboxHost {
         });
       });
     }
+  }
+
+  #unavailable(threadId: string): Error {
+    if (this.#options.selfHosted) {
+      const agentId = this.#agents.get(threadId) ?? 'unknown';
+      return new SandboxUnavailableError(
+        `no self-hosted runner is connected for agent ${agentId}: start \`paddock runner\` on your machine with a publish token of that agent (PADDOCK_RUNNER_TOKEN)`,
+      );
+    }
+    return new Error('no sandbox runner is connected to this server');
   }
 
   #send(connection: Connection, message: ServerMessage): void {

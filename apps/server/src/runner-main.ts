@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { newId } from '@paddock/protocol';
+import { newId, tokenPrefixes } from '@paddock/protocol';
 import { RunnerLink } from '@paddock/sandbox';
 import type { Config } from './config.ts';
 import { createLogger } from './logger.ts';
@@ -9,6 +9,9 @@ import { createRunner } from './sandbox-host.ts';
 /**
  * `paddock runner`: hosts sandboxes in a process of its own, connected to the server at
  * PADDOCK_SERVER_URL. Turns go on while the server restarts; the restarted server adopts them.
+ * With the deployment's runner token it is one of the deployment's runners (sharing the server's
+ * data dir); with an agent's token (sandbox_e) it is a self-hosted runner on a user's machine,
+ * serving that agent's threads, with the workspaces in its own data dir.
  */
 export async function runRunner(config: Config): Promise<void> {
   const logger = createLogger(config.PADDOCK_LOG_LEVEL);
@@ -30,7 +33,9 @@ export async function runRunner(config: Config): Promise<void> {
     apiConnectRetryMs: config.PADDOCK_ADOPTION_WINDOW_MS,
   });
   const runnerId = `runner-${newId()}`;
+  const selfHosted = token.startsWith(tokenPrefixes.agent);
   const link = new RunnerLink({
+    workspacesDir: selfHosted ? join(config.dataDir, 'workspaces') : undefined,
     runner,
     serverUrl: server.origin,
     token,
@@ -38,7 +43,10 @@ export async function runRunner(config: Config): Promise<void> {
     log: (level, message) => logger[level]({ component: 'runner' }, message),
   });
   link.start();
-  logger.info({ runner_id: runnerId, server: server.origin, sandbox: isolation }, 'paddock runner started');
+  logger.info(
+    { runner_id: runnerId, server: server.origin, sandbox: isolation, self_hosted: selfHosted },
+    'paddock runner started',
+  );
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -58,6 +58,8 @@ describe.each(testDatabases())('sandbox providers on $name', (database) => {
     for (const kind of ['sandbox_b', 'sandbox_d', 'sandbox_e', 'sandbox_f']) {
       expect(byKind[kind]).toMatchObject({ sizes: ['L'], shared_folders: false, accelerators: [] });
     }
+    // Self-hosted runners can always connect; whether one is there is known only per agent, at a boot.
+    expect(byKind.sandbox_e).toMatchObject({ available: true, isolation: 'self-hosted runners' });
     // This host cannot run micro-VM guests: said, with the reason, rather than pretended.
     expect(byKind.sandbox_f).toMatchObject({ available: false });
     expect(byKind.sandbox_f!.reason).toMatch(/kvm|qemu|micro-VM/i);
@@ -81,6 +83,18 @@ describe.each(testDatabases())('sandbox providers on $name', (database) => {
     );
     expect(runtime.detail.code).toBe('runtime_not_supported');
     await json(await createOn(server, 'sandbox_a'), 201);
+  });
+
+  it('takes sandbox_e agents once the config enables the provider (off by default)', async () => {
+    server = await startTestServer(database);
+    expect(
+      (await json<{ detail: { code: string } }>(await createOn(server, 'sandbox_e'), 503)).detail.code,
+    ).toBe('provider_disabled');
+    await server.close();
+    server = await startTestServer(database, {
+      PADDOCK_CONFIG: configFile('providers:\n  sandbox_e: { enabled: true }\n'),
+    });
+    await json(await createOn(server, 'sandbox_e'), 201);
   });
 
   it('admits only accounts inside a provider rollout (403 outside)', async () => {

@@ -36,6 +36,7 @@ export const errorStatus = {
   machine_not_ready: 409,
   task_run_busy: 409,
   task_terminal_no_machine: 409,
+  files_on_remote_runner: 409,
   payload_too_large: 413,
   validation: 422,
   runtime_not_supported: 422,

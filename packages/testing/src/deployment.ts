@@ -18,13 +18,19 @@ export interface Deployment {
   url: string;
   token: string;
   dataDir: string;
+  /** The server's database: a PostgreSQL URL, or empty for SQLite in `dataDir`. */
+  databaseUrl: string;
   /** Output of every process this deployment started, for failure messages. */
   output(): string;
   startServer(): Promise<void>;
   /** Sends the server a signal (default SIGKILL) and waits until it is gone. */
   killServer(signal?: NodeJS.Signals): Promise<void>;
-  startRunner(): void;
-  /** Signals the runner: SIGSTOP freezes it (it cannot reconnect), SIGCONT lets it go on. */
+  /**
+   * Starts the deployment's runner; with options, another runner: its own env on top (e.g. a
+   * self-hosted runner's agent token and data dir) and a command prefix (e.g. `ip netns exec <ns>`).
+   */
+  startRunner(options?: RunnerOptions): RunnerProcess;
+  /** Signals the deployment's runner: SIGSTOP freezes it (it cannot reconnect), SIGCONT lets it go on. */
   signalRunner(signal: NodeJS.Signals): void;
   /** Resolves once the log shows this many runner connections in total. */
   runnerConnected(count: number): Promise<void>;
@@ -32,19 +38,33 @@ export interface Deployment {
   close(): Promise<void>;
 }
 
+export interface RunnerOptions {
+  name: string;
+  env?: Record<string, string>;
+  /** A command the runner runs under, e.g. `['ip', 'netns', 'exec', 'ns1']`. */
+  prefix?: string[];
+}
+
+export interface RunnerProcess {
+  /** Stops the runner (SIGTERM) and waits until it is gone. */
+  stop(): Promise<void>;
+}
+
 export async function startDeployment(
   database: TestDatabase,
   env: Record<string, string> = {},
+  /** The address the server listens on (default 127.0.0.1). */
+  host = '127.0.0.1',
 ): Promise<Deployment> {
   const dataDir = mkdtempSync(join(tmpdir(), 'paddock-deploy-'));
   const postgres = database.name === 'postgres' ? await createPostgresDatabase(database.adminUrl) : undefined;
   const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
+  const url = `http://${host}:${port}`;
   const token = `pdk_pat_test_${randomBytes(16).toString('hex')}`;
   const shared = {
     ...process.env,
     PORT: String(port),
-    HOST: '127.0.0.1',
+    HOST: host,
     PADDOCK_DATA_DIR: dataDir,
     DATABASE_URL: postgres?.url ?? '',
     PADDOCK_BOOTSTRAP_TOKEN: token,
@@ -58,10 +78,17 @@ export async function startDeployment(
   let log = '';
   let server: ChildProcess | undefined;
   let runner: ChildProcess | undefined;
-  const start = (args: string[], name: string): ChildProcess => {
-    const child = spawn(process.execPath, [main, ...args], {
+  const others: RunnerProcess[] = [];
+  const start = (
+    args: string[],
+    name: string,
+    extra: Record<string, string> = {},
+    prefix: string[] = [],
+  ): ChildProcess => {
+    const command = [...prefix, process.execPath, main, ...args];
+    const child = spawn(command[0]!, command.slice(1), {
       cwd: root,
-      env: shared,
+      env: { ...shared, ...extra },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const capture = (data: Buffer) => {
@@ -75,6 +102,7 @@ export async function startDeployment(
     url,
     token,
     dataDir,
+    databaseUrl: postgres?.url ?? '',
     output: () => log,
     async startServer() {
       server = start([], 'server');
@@ -87,8 +115,12 @@ export async function startDeployment(
       child.kill(signal);
       await exited;
     },
-    startRunner() {
-      runner = start(['runner'], 'runner');
+    startRunner(options) {
+      const child = start(['runner'], options?.name ?? 'runner', options?.env, options?.prefix);
+      const handle = { stop: () => stopChild(child) };
+      if (options) others.push(handle);
+      else runner = child;
+      return handle;
     },
     signalRunner(signal) {
       runner?.kill(signal);
@@ -104,14 +136,18 @@ export async function startDeployment(
     async close() {
       runner?.kill('SIGCONT');
       await deployment.killServer('SIGTERM');
-      if (runner && runner.exitCode === null) {
-        const exited = new Promise((r) => runner!.once('exit', r));
-        runner.kill('SIGTERM');
-        await exited;
-      }
+      if (runner) await stopChild(runner);
+      for (const other of others) await other.stop();
       await postgres?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
   return deployment;
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
 }

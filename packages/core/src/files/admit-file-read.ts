@@ -9,6 +9,7 @@ import { PaddockError } from '../errors.ts';
 import { machineExpired } from '../machines/machine-lifecycle.ts';
 import { awaitingAdoption } from '../threads/queue-input.ts';
 import { ensureThreadSandbox } from '../turns/thread-sandbox.ts';
+import { refuseRemoteWorkspace } from './remote-workspace.ts';
 
 /** Seconds a client waits before retrying a read refused while a sandbox is provisioned. */
 const bootRetryAfter = 1;
@@ -32,6 +33,7 @@ export interface Workspace {
  * Admits a read of the task's files: the thread must be reachable (no scope beyond that, as for
  * every read); then, per the spec's file read errors, in this order: a task nothing will
  * provision again (retired, or its provider's sandbox expired) is 409 `task_terminal_no_machine`;
+ * a task whose files live on a self-hosted runner (sandbox_e) is 409 `files_on_remote_runner`;
  * a payer the credit gate refuses is 402 `credits_exhausted`; a running turn awaiting adoption is
  * 409 `task_run_busy`; a sandbox being provisioned (its workspace not made yet while a turn waits
  * to boot it, or a boot under way) is 409 `machine_not_ready`. Reads write nothing.
@@ -44,6 +46,7 @@ export async function admitFileRead(ctx: Ctx, taskId: string): Promise<Workspace
       'nothing will provision a machine for this task again; do not retry',
     );
   }
+  await refuseRemoteWorkspace(ctx.store.db, thread);
   await requireCredits(ctx, thread.agent_id);
   const active = await findActiveTurns(ctx.store.db, thread.id);
   if (awaitingAdoption(active, timestamp())) {

@@ -18,6 +18,7 @@ import {
 import { reachableThread, requireScope } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError, threadNotFound } from '../errors.ts';
+import { placeThread } from '../turns/sandbox-host.ts';
 import { toReceipt } from './input-receipt.ts';
 import { requireInService } from './recovery.ts';
 
@@ -49,6 +50,8 @@ export async function interruptThread({
       if (!thread) throw threadNotFound();
       requireInService(thread);
       const agent = (await findAgent(trx, thread.agent_id))!;
+      // An orphan's interrupt goes to the host the thread's sandbox is on (a self-hosted runner's).
+      placeThread(ctx.sandboxes, threadId, agent);
       const generation = expectedGeneration ?? thread.generation;
       if (generation > thread.generation) {
         throw new PaddockError(

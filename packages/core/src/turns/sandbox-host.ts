@@ -1,6 +1,7 @@
 import type {
   DraftEvent,
   EventData,
+  MachineKind,
   MachineSize,
   OutcomeStatus,
   SandboxExec,
@@ -50,8 +51,27 @@ export interface SandboxLifecycle {
   expiresAt?: number;
 }
 
+/** Whose sandbox a thread's is: its agent and that agent's provider. */
+export interface SandboxPlacement {
+  agentId: string;
+  machineKind: MachineKind;
+}
+
+/**
+ * A sandbox that cannot be booted because no host for it is there (no self-hosted runner of the
+ * agent is connected): the turn fails with this code rather than `sandbox_failed`.
+ */
+export class SandboxUnavailableError extends Error {
+  readonly code = 'runner_unavailable';
+}
+
 /** The sandbox host as core uses it: the in-process runner, or a detached one behind the same seam. */
 export interface SandboxHost {
+  /**
+   * Says whose the thread's sandbox is, before any other call for the thread (a turn's start, its
+   * adoption, a boot): a host that routes by provider (self-hosted runners) picks by it.
+   */
+  place?(threadId: string, placement: SandboxPlacement): void;
   /**
    * `undefined` for the in-process runner, whose turns die with the server; else the id of the
    * detached runner that hosts (or will host) the thread, whose turns a restarted server adopts.
@@ -112,4 +132,13 @@ export interface SandboxHost {
    * meanwhile, or its runner disconnects; a program that fails still answers its result.
    */
   exec<E extends SandboxExec>(threadId: string, request: E): Promise<SandboxExecResult<E>>;
+}
+
+/** Tells the host whose the thread's sandbox is (see `SandboxHost.place`). */
+export function placeThread(
+  sandboxes: SandboxHost,
+  threadId: string,
+  agent: { id: string; machine_kind: string },
+): void {
+  sandboxes.place?.(threadId, { agentId: agent.id, machineKind: agent.machine_kind as MachineKind });
 }

@@ -5,7 +5,7 @@ import { type AgentRow, revokeThreadTokens, revokeToken, type ThreadRow } from '
 import { mintToken } from '../auth/mint-token.ts';
 import type { Services } from '../context.ts';
 import { lifecycleFor } from '../machines/machine-lifecycle.ts';
-import type { TurnEventSink } from './sandbox-host.ts';
+import { placeThread, type TurnEventSink } from './sandbox-host.ts';
 
 /**
  * The scopes of a sandbox's thread token. Besides `read` and `publish`, sandbox credentials carry the
@@ -28,6 +28,7 @@ export async function ensureThreadSandbox(
   emit?: TurnEventSink,
 ): Promise<void> {
   const { store, sandboxes, log } = services;
+  placeThread(sandboxes, thread.id, agent);
   if (sandboxes.isRunning(thread.id)) return;
   const kind = agent.machine_kind as MachineKind;
   const lifecycle = await lifecycleFor(store.db, kind, thread, services.machines);

@@ -25,7 +25,7 @@ import { giveBackInput } from '../threads/give-back-input.ts';
 import { inputMessages } from '../threads/input-receipt.ts';
 import type { QueuedMessage } from '../threads/queue-input.ts';
 import { toConversation } from './conversation.ts';
-import type { TurnEventSink, TurnResult } from './sandbox-host.ts';
+import { placeThread, SandboxUnavailableError, type TurnEventSink, type TurnResult } from './sandbox-host.ts';
 import { settleAbandonedTurn, settleTurn } from './settle-turn.ts';
 import { ensureThreadSandbox } from './thread-sandbox.ts';
 
@@ -70,6 +70,7 @@ export function createTurnExecutor(services: Services): TurnExecutor {
       const thread = await lockThread(trx, turn.thread_id, at);
       const current = await findTurn(trx, turn.id);
       if (!thread || !current || current.cancel_requested === 1) return undefined;
+      placeThread(sandboxes, thread.id, (await findAgent(trx, thread.agent_id))!);
       const runnerId = sandboxes.runnerFor(thread.id);
       if (runnerId !== undefined) await setRunner(trx, turn.id, runnerId);
       // Recorded under the thread lock as the turn starts, so a Stop on any node reads it; a Stop
@@ -140,7 +141,11 @@ export function createTurnExecutor(services: Services): TurnExecutor {
         stopReason: 'error',
         messages: [],
         lastAssistantText: '',
-        error: { code: 'sandbox_failed', message, retryable: true },
+        error: {
+          code: err instanceof SandboxUnavailableError ? err.code : 'sandbox_failed',
+          message,
+          retryable: true,
+        },
       };
     } finally {
       handOver();
@@ -218,6 +223,7 @@ export function createTurnExecutor(services: Services): TurnExecutor {
     async resume(turn, signal) {
       const thread = await findThread(store.db, turn.thread_id);
       if (!thread || !sandboxes.attach) return;
+      placeThread(sandboxes, thread.id, (await findAgent(store.db, thread.agent_id))!);
       const fromIndex = (turn.event_cursor ?? -1) + 1;
       log.info({ thread_id: thread.id, turn_id: turn.id, from_index: fromIndex }, 'adopted a running turn');
       await follow(turn, thread, signal, (emit) => sandboxes.attach!(thread.id, turn.id, fromIndex, emit));

@@ -3,6 +3,7 @@ import { insertFileTransfer } from '@paddock/store';
 import { reachableThread, requireScope } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError } from '../errors.ts';
+import { refuseRemoteWorkspace } from '../files/remote-workspace.ts';
 import { ensureWorkspaceDir, resolveFileTarget } from '../files/workspace-target.ts';
 import { toFileTransfer } from './transfer-view.ts';
 import { signUpload } from './upload-signature.ts';
@@ -25,6 +26,7 @@ export async function createUpload({
 }): Promise<FileTransfer> {
   requireScope(ctx.actor, 'publish');
   const thread = await reachableThread(ctx.store.db, ctx.actor, taskId);
+  await refuseRemoteWorkspace(ctx.store.db, thread);
   const { uploads } = ctx;
   if (body.size_bytes > uploads.maxBytes) {
     throw new PaddockError('upload_too_large', `size_bytes is over the limit of ${uploads.maxBytes} bytes`);

@@ -1,3 +1,5 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import WebSocket from 'ws';
 import type { Runner, RunnerLog } from '../runner.ts';
 import { type RunnerMessage, runnerLinkPath, type ServerMessage, type TurnEntry } from './protocol.ts';
@@ -11,6 +13,11 @@ export interface RunnerLinkOptions {
   log?: RunnerLog;
   /** Pause between connection attempts while the server is unreachable. */
   reconnectMs?: number;
+  /**
+   * A self-hosted runner's own folder of workspaces (one per thread id): the server's paths mean
+   * nothing on this machine, and a server must not choose paths on it.
+   */
+  workspacesDir?: string;
 }
 
 /** What the runner keeps of one turn until the server has stored it. */
@@ -97,6 +104,16 @@ export class RunnerLink {
     });
   }
 
+  #workspaceDir(message: Extract<ServerMessage, { type: 'ensure' }>): string {
+    const { workspacesDir } = this.#options;
+    if (workspacesDir === undefined) return message.workspace_dir;
+    if (!/^[A-Za-z0-9_-]+$/.test(message.thread_id))
+      throw new Error(`invalid thread id ${message.thread_id}`);
+    const dir = join(workspacesDir, message.thread_id);
+    mkdirSync(dir, { recursive: true });
+    return dir;
+  }
+
   #send(message: RunnerMessage): void {
     this.#socket?.send(JSON.stringify(message));
   }
@@ -108,7 +125,7 @@ export class RunnerLink {
         let booting = true;
         try {
           const booted = await runner.ensure(message.thread_id, {
-            workspaceDir: message.workspace_dir,
+            workspaceDir: this.#workspaceDir(message),
             env: { ...message.env, PADDOCK_API_URL: this.#options.serverUrl },
             size: message.size,
             entrypoint: message.entrypoint,
