@@ -100,13 +100,14 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
 
   const standby = new StandbyLauncher(async (name): Promise<Launcher> => {
     const cgroup = cgroupConfig && limited ? await SandboxCgroup.create(cgroupConfig, name) : undefined;
+    const shared = sharedRoot ? await SharedMount.prepare(sharedRoot, name) : undefined;
     const launcher = spawnBwrap({
       ...launch,
       cgroupProcs: cgroup?.procsFiles,
       command: supervisorCommand,
     });
     launcher.child.on('error', () => {});
-    return { launcher, cgroup };
+    return { launcher, cgroup, shared };
   });
   void compileCache.then(() => standby.refill());
 
@@ -134,10 +135,8 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
       }
       if (uid !== undefined) await chownTree(spec.workspaceDir, uid, uid);
       const cacheDir = await compileCache;
-      const { launcher, cgroup } = await standby.take();
-      let shared: SharedMount | undefined;
+      const { launcher, cgroup, shared } = await standby.take();
       try {
-        if (sharedRoot) shared = await SharedMount.prepare(sharedRoot, spec.id);
         await cgroup?.rename(spec.id);
         await cgroup?.applyLimits(sandboxLimits[spec.size]);
         launcher.start(

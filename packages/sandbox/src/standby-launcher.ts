@@ -1,15 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import type { BwrapLauncher } from './bwrap-launch.ts';
 import type { SandboxCgroup } from './cgroups.ts';
+import type { SharedMount } from './shared-mount.ts';
 
 export interface Launcher {
   launcher: BwrapLauncher;
   cgroup: SandboxCgroup | undefined;
+  /** The sandbox's `/shared` mount point, made ahead too (a `mount` call is another few ms). */
+  shared: SharedMount | undefined;
 }
 
 /**
- * Keeps one launcher spawned ahead of need: already in its cgroups, bwrap blocked on reading its
- * options. Joining a cgroup v1 group waits out an RCU grace period (~10 ms here), and the spawn
+ * Keeps one launcher spawned ahead of need: already in its cgroups (with its shared mount point),
+ * bwrap blocked on reading its options. Joining a cgroup v1 group waits out an RCU grace period (~10 ms here), and the spawn
  * itself costs a few more; a standby takes both off the next boot.
  */
 export class StandbyLauncher {
@@ -86,10 +89,11 @@ async function ready({ launcher }: Launcher): Promise<boolean> {
   return joined && child.pid !== undefined && child.exitCode === null && child.signalCode === null;
 }
 
-async function discard({ launcher, cgroup }: Launcher): Promise<void> {
+async function discard({ launcher, cgroup, shared }: Launcher): Promise<void> {
   const pid = launcher.child.pid;
   try {
     if (pid !== undefined) process.kill(-pid, 'SIGKILL');
   } catch {}
   await cgroup?.destroy();
+  await shared?.release();
 }
