@@ -178,7 +178,7 @@ export async function startPaddock(
       // Turns first (they settle in the store, or, on detached runners, go on for the next server to
       // adopt), then the sandboxes (their connections to the gateway go with them), then the HTTP
       // server, whose close waits on open connections.
-      await worker.stop({ handOff: hub !== undefined });
+      await worker.stop();
       await uploadPurge.stop();
       selfHosted.close();
       await sandboxes.shutdown();

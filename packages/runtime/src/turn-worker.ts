@@ -55,15 +55,19 @@ export interface TurnWorker {
     settle: (turn: TurnRow) => Promise<void>,
   ): Promise<void>;
   /**
-   * Stops claiming and waits for running turns: aborted (they settle), or with `handOff` (their
-   * runners are detached) left running for the next server to adopt.
+   * Stops claiming, aborts running turns with `workerStopping` and waits for them: the executor
+   * settles those whose sandbox dies with this process and hands the others (on runners that
+   * outlive it) to the next server.
    */
-  stop(options?: { handOff?: boolean }): Promise<void>;
+  stop(): Promise<void>;
 }
+
+/** The abort reason of the turns of a worker that is stopping (the server shuts down). */
+export const workerStopping = Symbol('worker stopping');
 
 /**
  * The abort reason of a turn this worker stops following without ending it: its lease went to
- * another server, or this one is shutting down while a detached runner keeps the turn going.
+ * another server.
  */
 export const turnHandedOff = Symbol('turn handed off');
 
@@ -193,14 +197,11 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
         if (!held.has(turn.id) && !running.has(turn.id)) await settle(turn);
       }
     },
-    async stop(stopOptions = {}) {
+    async stop() {
       stopped = true;
       clearInterval(heartbeat);
       clearInterval(poller);
-      for (const controller of running.values()) {
-        if (stopOptions.handOff) controller.abort(turnHandedOff);
-        else controller.abort();
-      }
+      for (const controller of running.values()) controller.abort(workerStopping);
       await Promise.allSettled([...settled]);
     },
   };

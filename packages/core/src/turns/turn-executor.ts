@@ -1,5 +1,5 @@
 import { timestamp } from '@paddock/protocol';
-import { appendEvents, turnHandedOff } from '@paddock/runtime';
+import { appendEvents, turnHandedOff, workerStopping } from '@paddock/runtime';
 import {
   type AgentRow,
   claimQueuedInput,
@@ -125,10 +125,15 @@ export function createTurnExecutor(services: Services): TurnExecutor {
     };
     const handedOff = new Promise<undefined>((resolve) => {
       signal.addEventListener('abort', () => {
-        if (signal.reason !== turnHandedOff) return sandboxes.interrupt(thread.id, turn.id);
-        resolve(undefined);
-        // An in-process runner's turn can be taken over by nobody: it is stopped, not left running.
-        if (sandboxes.runnerFor(thread.id) === undefined) sandboxes.interrupt(thread.id, turn.id);
+        // A turn on a runner that outlives this server (detached, self-hosted) goes on for the next
+        // one to adopt; one in this process can be taken over by nobody, so it is stopped.
+        const outlives = sandboxes.runnerFor(thread.id) !== undefined;
+        if (signal.reason === turnHandedOff || (signal.reason === workerStopping && outlives)) {
+          resolve(undefined);
+          if (!outlives) sandboxes.interrupt(thread.id, turn.id);
+          return;
+        }
+        sandboxes.interrupt(thread.id, turn.id);
       });
     });
     let result: TurnResult | undefined;
