@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { eventTypes } from '@paddock/protocol';
 import { freePort, waitUntilHealthy } from '@paddock/testing/http';
 import { EventSource } from 'eventsource';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,26 +22,12 @@ function follow(url: string, token: string, idles: number): Promise<Frame[]> {
       fetch(input, { ...init, headers: { ...init?.headers, authorization: `Bearer ${token}` } }),
   });
   const frames: Frame[] = [];
-  const types = [
-    'user.message',
-    'turn.started',
-    'tool_call.start',
-    'tool_call.end',
-    'assistant.message.chunk',
-    'assistant.message',
-    'turn.ended',
-    'idle',
-    'sandbox.status',
-    'entrypoint.output',
-    'usage',
-    'error',
-  ];
   return new Promise((resolveFrames, reject) => {
     const timer = setTimeout(() => {
       source.close();
       reject(new Error(`stream timed out with ${frames.map((f) => f.type).join(',')}`));
     }, 30_000);
-    for (const type of types) {
+    for (const type of eventTypes) {
       source.addEventListener(type, (event) => {
         frames.push({ id: event.lastEventId, type: event.type, data: JSON.parse(event.data) });
         if (frames.filter((f) => f.type === 'idle').length === idles) {

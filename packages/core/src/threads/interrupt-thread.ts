@@ -20,6 +20,7 @@ import type { Ctx } from '../context.ts';
 import { PaddockError, threadNotFound } from '../errors.ts';
 import { placeThread } from '../turns/sandbox-host.ts';
 import { toReceipt } from './input-receipt.ts';
+import { awaitingAdoption } from './queue-input.ts';
 import { requireInService } from './recovery.ts';
 
 /** How long a Stop waits for steering deliveries under way (an interrupted turn ends within ~5 s). */
@@ -68,9 +69,7 @@ export async function interruptThread({
         };
       }
       const active = await findActiveTurns(trx, threadId);
-      if (
-        active.some((t) => t.status === 'running' && t.lease_expires_at !== null && t.lease_expires_at < at)
-      ) {
+      if (awaitingAdoption(active, at)) {
         // Nobody holds the running turn's lease (its server died; a detached runner may still run it
         // until a restarted server adopts it): no one here can interrupt it or confirm it stopped.
         throw new PaddockError(
