@@ -1,13 +1,15 @@
 import fastifySwagger from '@fastify/swagger';
-import type { Authenticator, Services } from '@paddock/core';
+import type { Authenticator, LoginSessions, Services } from '@paddock/core';
 import type { ModelRouter } from '@paddock/models';
 import type { DataStore } from '@tus/server';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import { installAuth } from './http/auth.ts';
+import { controlPlaneRoutes } from './http/control-plane/index.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { gatewayRoutes } from './http/gateway.ts';
+import { loginRoutes } from './http/login.ts';
 import { agentRoutes } from './http/public/agents.ts';
 import { codeRoutes } from './http/public/code.ts';
 import { eventStreamRoutes } from './http/public/event-stream.ts';
@@ -22,6 +24,9 @@ import { tusUploadRoutes } from './http/tus-uploads.ts';
 export interface AppOptions {
   services: Services;
   authenticator: Authenticator;
+  sessions: LoginSessions;
+  /** Enforce the guarded writes outside the control plane; off, a would-be denial is only logged. */
+  enforceGuardedWrites: boolean;
   models: ModelRouter;
   logger: Logger;
   bodyLimit: number;
@@ -57,7 +62,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Schemas registered with an id (the recursive file tree node) become components.
     transformObject: jsonSchemaTransformObject,
   });
-  installAuth(app, options.authenticator);
+  installAuth(app, options.authenticator, { enforceGuardedWrites: options.enforceGuardedWrites });
   // Graceful close: requests in flight get a short grace, then every connection still open (a client's
   // idle keep-alive socket that went quiet after close began, a stalled request) is closed.
   app.addHook('preClose', async () => {
@@ -67,6 +72,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.get('/v2/openapi.json', { config: { auth: false }, schema: { hide: true } }, () => app.swagger());
   app.get('/healthz', { config: { auth: false }, schema: { hide: true } }, () => ({ ok: true }));
+  loginRoutes(app, options.sessions);
   threadRoutes(app, options.services);
   taskRoutes(app, options.services);
   machineRoutes(app, options.services);
@@ -77,6 +83,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await tusUploadRoutes(app, options.services, options.uploadDatastore);
   eventStreamRoutes(app, options.services, { keepaliveMs: options.keepaliveMs });
   gatewayRoutes(app, options.models);
+  await controlPlaneRoutes(app, options.services);
   if (options.runnerLink)
     await runnerLinkRoutes(app, {
       ...options.runnerLink,

@@ -49,6 +49,13 @@ const configSchema = z.object({
   /** For `paddock runner`: the server it connects to. */
   PADDOCK_SERVER_URL: z.url().default('http://127.0.0.1:8787'),
   PADDOCK_SSE_KEEPALIVE_MS: positiveMs.default(15_000),
+  /** How long a login session (a JWT of the built-in identity provider) holds. */
+  PADDOCK_SESSION_TTL_MS: positiveMs.default(60 * 60_000),
+  /** An external OpenID Connect issuer whose access tokens are login sessions too (with its audience). */
+  PADDOCK_OIDC_ISSUER: z.url().optional(),
+  PADDOCK_OIDC_AUDIENCE: z.string().min(1).optional(),
+  /** Enforce `publish` on the guarded writes outside the control plane; off, a would-be denial is logged. */
+  PADDOCK_ENFORCE_WRITE_SCOPES: z.stringbool().default(false),
   /** D10: how long the bytes of a cancelled (or lapsed) upload are kept before the purge drops them. */
   PADDOCK_UPLOAD_RETENTION_MS: positiveMs.default(24 * 60 * 60 * 1000),
   /** How long a signed upload URL works; `…/authorize` issues a fresh one. */
@@ -99,6 +106,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   }
   if (result.data.PADDOCK_UPLOAD_STORE === 's3' && !result.data.PADDOCK_UPLOAD_S3_BUCKET) {
     throw new ConfigError('invalid PADDOCK_UPLOAD_S3_BUCKET: required when PADDOCK_UPLOAD_STORE=s3');
+  }
+  if (!result.data.PADDOCK_OIDC_ISSUER !== !result.data.PADDOCK_OIDC_AUDIENCE) {
+    throw new ConfigError(
+      'invalid PADDOCK_OIDC_AUDIENCE: PADDOCK_OIDC_ISSUER and PADDOCK_OIDC_AUDIENCE go together',
+    );
   }
   return { ...result.data, dataDir: resolve(result.data.PADDOCK_DATA_DIR) };
 }

@@ -4,6 +4,7 @@ import {
   bootstrap,
   budgetCreditGate,
   createAuthenticator,
+  createLoginSessions,
   createProviderPolicy,
   createSecretBox,
   createTurnExecutor,
@@ -28,6 +29,12 @@ import { createRunner, embeddedSandboxHost } from './sandbox-host.ts';
 import { loadSecretKey } from './secret-key.ts';
 import { startUploadPurge } from './upload-purge.ts';
 import { createUploadBackend } from './upload-store.ts';
+
+/**
+ * The `iss` of the built-in identity provider's sessions: the same on every node of a deployment
+ * (they share its keys through the database), whatever URL each listens on.
+ */
+const builtinIssuer = 'paddock';
 
 export interface Paddock {
   app: FastifyInstance;
@@ -102,9 +109,20 @@ export async function startPaddock(
     waitForRunnerMs: config.PADDOCK_SELF_HOSTED_WAIT_MS,
     selfHosted: true,
   });
+  const sessions = createLoginSessions({
+    store,
+    secrets,
+    issuer: builtinIssuer,
+    ttlMs: config.PADDOCK_SESSION_TTL_MS,
+    external: config.PADDOCK_OIDC_ISSUER
+      ? { issuer: config.PADDOCK_OIDC_ISSUER, audience: config.PADDOCK_OIDC_AUDIENCE! }
+      : undefined,
+  });
   const app = await buildApp({
     services,
-    authenticator: createAuthenticator(store),
+    authenticator: createAuthenticator(store, { sessions }),
+    sessions,
+    enforceGuardedWrites: config.PADDOCK_ENFORCE_WRITE_SCOPES,
     models,
     logger,
     bodyLimit: config.PADDOCK_BODY_LIMIT_BYTES,

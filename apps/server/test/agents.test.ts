@@ -98,8 +98,9 @@ describe.each(testDatabases())('PATCH /v2/agents on $name', (database) => {
     await json(await patch(agent_id, { colour: 'red' }), 422);
     await json(await patch('0190c3c8-7a86-7000-8000-000000000000', { title: 'x' }), 404);
     const readOnly = await tokenFor((userId) => ({ kind: 'pat', userId, name: 'ro', scopes: ['read'] }));
+    // Secrets always need `publish` (spec Authentication 11), whatever the guard's setting.
     expect(
-      (await json<{ detail: string }>(await patch(agent_id, { title: 'x' }, readOnly), 403)).detail,
+      (await json<{ detail: string }>(await patch(agent_id, { secrets: { K: 'v' } }, readOnly), 403)).detail,
     ).toBe('PAT lacks required scope: publish');
     const { thread_id } = await newAgent({ instructions: 'kept' });
     const sandboxToken = await tokenFor((userId) => ({
@@ -111,6 +112,46 @@ describe.each(testDatabases())('PATCH /v2/agents on $name', (database) => {
     }));
     await json(await patch(agent_id, { instructions: 'hijacked' }, sandboxToken), 403);
     const unchanged = await json<AgentRecord>(await patch(agent_id, {}), 200);
-    expect(unchanged.instructions).toBe('kept');
+    expect(unchanged).toMatchObject({ instructions: 'kept', secret_names: [] });
+  });
+
+  it('lets a read-only token through the guarded fields while the guard only logs (spec Authentication 11)', async () => {
+    const { agent_id } = await newAgent({ instructions: 'guarded' });
+    const readOnly = await tokenFor((userId) => ({ kind: 'pat', userId, name: 'ro', scopes: ['read'] }));
+    const record = await json<AgentRecord>(
+      await patch(agent_id, { title: 'Renamed by a reader' }, readOnly),
+      200,
+    );
+    expect(record.title).toBe('Renamed by a reader');
+  });
+});
+
+describe.each(testDatabases())('PATCH /v2/agents with the write guard enforced on $name', (database) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(database, { PADDOCK_ENFORCE_WRITE_SCOPES: 'true' });
+  });
+  afterAll(() => server.close());
+
+  it('refuses a read-only token on every field and changes nothing', async () => {
+    const { agent_id } = await json<{ agent_id: string }>(
+      await server.request('POST', '/v2/threads', { body: { agent: agentSpec({ instructions: 'kept' }) } }),
+      201,
+    );
+    const { store } = server.paddock.services;
+    const admin = await store.db.selectFrom('users').select('id').executeTakeFirstOrThrow();
+    const readOnly = (
+      await mintToken(store.db, { kind: 'pat', userId: admin.id, name: 'ro', scopes: ['read'] })
+    ).token;
+    const refused = await server.request('PATCH', `/v2/agents/${agent_id}`, {
+      body: { title: 'x' },
+      token: readOnly,
+    });
+    expect((await json<{ detail: string }>(refused, 403)).detail).toBe('PAT lacks required scope: publish');
+    const record = await json<AgentRecord>(
+      await server.request('PATCH', `/v2/agents/${agent_id}`, { body: {} }),
+      200,
+    );
+    expect(record.title).not.toBe('x');
   });
 });

@@ -324,7 +324,14 @@ describe.each(testDatabases())('workspace files on $name', (database) => {
     const at = timestamp();
     const userId = newId();
     const teamId = newId();
-    await insertUser(db, { id: userId, username: `payer-${userId}`, password_hash: null, created_at: at });
+    await insertUser(db, {
+      id: userId,
+      username: `payer-${userId}`,
+      password_hash: null,
+      issuer: null,
+      subject: null,
+      created_at: at,
+    });
     await insertOrg(db, { id: smallOrgId, name: 'small', created_at: at });
     await insertOrgMember(db, { org_id: smallOrgId, user_id: userId, role: 'owner', created_at: at });
     await insertTeam(db, { id: teamId, org_id: smallOrgId, name: 'small', created_at: at });

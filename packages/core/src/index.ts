@@ -1,3 +1,4 @@
+export * from './agents/agent-keys.ts';
 export * from './agents/normalize-spec.ts';
 export * from './agents/provider-policy.ts';
 export * from './agents/resolve-agent.ts';
@@ -5,7 +6,9 @@ export * from './agents/update-agent.ts';
 export * from './auth/access.ts';
 export * from './auth/authenticator.ts';
 export * from './auth/bootstrap.ts';
+export * from './auth/login-sessions.ts';
 export * from './auth/mint-token.ts';
+export * from './auth/personal-tokens.ts';
 export * from './code/code-capabilities.ts';
 export * from './code/run-code.ts';
 export * from './context.ts';

@@ -4,6 +4,7 @@ import * as foundation from './migrations/0001-foundation.ts';
 import * as stopStates from './migrations/0002-stop-states.ts';
 import * as detachedRunners from './migrations/0003-detached-runners.ts';
 import * as fileTransfers from './migrations/0005-file-transfers.ts';
+import * as loginSessions from './migrations/0006-login-sessions.ts';
 import * as machineLifetimes from './migrations/0007-machine-lifetimes.ts';
 
 /** Migrations are listed in code (no directory scan), so the set is the same wherever the store runs. */
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '0002-stop-states': stopStates,
   '0003-detached-runners': detachedRunners,
   '0005-file-transfers': fileTransfers,
+  '0006-login-sessions': loginSessions,
   '0007-machine-lifetimes': machineLifetimes,
 };
 

@@ -5,6 +5,16 @@ export interface UsersTable {
   id: string;
   username: string;
   password_hash: string | null;
+  /** Set for users of an external OpenID Connect issuer: who they are there. */
+  issuer: string | null;
+  subject: string | null;
+  created_at: string;
+}
+
+export interface SigningKeysTable {
+  kid: string;
+  public_jwk: string;
+  private_jwk_sealed: string;
   created_at: string;
 }
 
@@ -180,6 +190,7 @@ export interface FileTransfersTable {
 
 export interface Database {
   users: UsersTable;
+  signing_keys: SigningKeysTable;
   orgs: OrgsTable;
   org_members: OrgMembersTable;
   teams: TeamsTable;

@@ -1,25 +1,49 @@
 import { type Actor, type Authenticator, PaddockError, requireScope } from '@paddock/core';
 import type { Scope } from '@paddock/protocol';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+/**
+ * What a route asks of the credential, checked before any handler runs so a refused write changes
+ * nothing. Permission scope and resource binding are independent checks (spec Authentication 6).
+ */
+export interface RouteAuth {
+  /** The scope the credential needs (none for reads), or several, checked in order. */
+  scope?: Scope | readonly Scope[];
+  /**
+   * A scope the route needs only while the deployment enforces its guarded writes (spec
+   * Authentication 11); otherwise a would-be denial is logged and the request goes on.
+   * `unlessBody` names body fields that make the scope unconditional (e.g. an agent's secrets).
+   */
+  guarded?: { scope: Scope; unlessBody?: readonly string[] };
+  /** Only a login session may call it (personal token management): else 403 `jwt_required`. */
+  session?: true;
+  /**
+   * Refuses resource-bound credentials (agent or thread): `'object'` answers 403
+   * `credential_scope_denied`, `'string'` a 403 whose string detail names the binding.
+   */
+  userWide?: 'object' | 'string';
+}
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /**
-     * `false` for public routes; otherwise the scope the credential needs (none for reads), or the
-     * scopes, checked in order, so the refusal names the first one missing.
-     */
-    auth?: false | { scope?: Scope | readonly Scope[] };
+    /** `false` for public routes (no credential at all); otherwise what the credential must carry. */
+    auth?: false | RouteAuth;
   }
   interface FastifyRequest {
     actor: Actor;
   }
 }
 
+export interface AuthOptions {
+  /** Enforce the guarded writes (`PADDOCK_ENFORCE_WRITE_SCOPES`); off, they only log. */
+  enforceGuardedWrites: boolean;
+}
+
 /**
- * Authenticates every routed request and checks the route's declared scope before any handler
- * runs, so a refused write changes nothing.
+ * Authenticates every routed request and checks the route's declared requirements before any
+ * handler runs, so a refused write changes nothing.
  */
-export function installAuth(app: FastifyInstance, authenticator: Authenticator): void {
+export function installAuth(app: FastifyInstance, authenticator: Authenticator, options: AuthOptions): void {
   app.decorateRequest('actor', undefined as unknown as Actor);
   app.addHook('onRequest', async (request, reply) => {
     // Set here, in the one hook every request passes, so errors and 404s carry it too.
@@ -34,6 +58,52 @@ export function installAuth(app: FastifyInstance, authenticator: Authenticator):
         request.log.error({ err: error }, 'authorization unavailable');
         throw new PaddockError('unavailable', 'authorization temporarily unavailable', { retryAfter: 2 });
       });
-    for (const scope of [auth?.scope ?? []].flat()) requireScope(request.actor, scope);
+    if (!auth) return;
+    if (auth.session && request.actor.credential.kind !== 'session')
+      throw new PaddockError('jwt_required', 'this endpoint needs a login session, not a token');
+    if (auth.userWide) refuseBound(request.actor, auth.userWide);
+    for (const scope of [auth.scope ?? []].flat()) requireScope(request.actor, scope);
   });
+  // Guarded writes may depend on the body, so they are checked once it is parsed, still before the handler.
+  app.addHook('preHandler', async (request) => {
+    const auth = request.routeOptions.config.auth;
+    const guarded = auth ? auth.guarded : undefined;
+    if (guarded) checkGuarded(request, guarded, options.enforceGuardedWrites);
+  });
+}
+
+function refuseBound(actor: Actor, style: 'object' | 'string'): void {
+  const binding = actor.credential.binding;
+  if (binding.type === 'user') return;
+  const named = binding.type === 'agent' ? `agent ${binding.agentId}` : `thread ${binding.threadId}`;
+  if (style === 'object')
+    throw new PaddockError(
+      'credential_scope_denied',
+      `a credential bound to ${named} cannot list a team's agents`,
+    );
+  throw new PaddockError(
+    'binding_denied',
+    `${binding.type === 'agent' ? 'agent' : 'thread'}-scoped credential (bound to ${named}) cannot use orchestration endpoints`,
+  );
+}
+
+function checkGuarded(
+  request: FastifyRequest,
+  guarded: NonNullable<RouteAuth['guarded']>,
+  enforce: boolean,
+): void {
+  const body = request.body as Record<string, unknown> | undefined;
+  const unconditional = guarded.unlessBody?.some((field) => body?.[field] !== undefined) ?? false;
+  if (enforce || unconditional) {
+    requireScope(request.actor, guarded.scope);
+    return;
+  }
+  try {
+    requireScope(request.actor, guarded.scope);
+  } catch {
+    request.log.warn(
+      { route: request.routeOptions.url, credential: request.actor.credential.id, scope: guarded.scope },
+      'guarded write would be denied (PADDOCK_ENFORCE_WRITE_SCOPES is off)',
+    );
+  }
 }

@@ -1,6 +1,6 @@
 import { type AgentPatch, type AgentRecord, type AgentSpec, timestamp } from '@paddock/protocol';
 import { type AgentRow, findAgent, updateAgent as storeAgent } from '@paddock/store';
-import { reachableAgent, requireScope } from '../auth/access.ts';
+import { reachableAgent } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError } from '../errors.ts';
 import { normalizeSpec } from './normalize-spec.ts';
@@ -20,7 +20,7 @@ export async function updateAgent({
   agentId: string;
   patch: AgentPatch;
 }): Promise<AgentRecord> {
-  requireScope(ctx.actor, 'publish');
+  // The scope is the route's to check: `publish` for secrets, the deployment's guard for the rest.
   // A sandbox's own token must not rewrite the agent every later thread runs as.
   if (ctx.actor.credential.binding.type === 'thread') {
     throw new PaddockError('forbidden', 'a thread-bound token cannot change its agent');

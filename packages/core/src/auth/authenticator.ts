@@ -1,8 +1,9 @@
-import { type Scope, timestamp } from '@paddock/protocol';
+import { type Scope, timestamp, tokenPrefixes } from '@paddock/protocol';
 import { findTokenByHash, listTeamIds, type Store, type TokenRow } from '@paddock/store';
 import type { Actor } from '../context.ts';
 import { hashToken } from '../crypto/tokens.ts';
 import { PaddockError } from '../errors.ts';
+import type { LoginSessions } from './login-sessions.ts';
 
 export interface Authenticator {
   /** Resolves a bearer token to an actor, or throws 401 with the D3 wording. */
@@ -10,18 +11,39 @@ export interface Authenticator {
 }
 
 /**
- * Token resolutions, with the user's team memberships, are cached for a few seconds: a hot read
- * path should not cost queries per request. A revocation or a membership change takes effect
- * within the TTL.
+ * Resolves the three `pdk_` token classes by their hash, and anything else as a login session JWT.
+ * Resolutions, with the user's team memberships, are cached for a few seconds: a hot read path
+ * should not cost queries per request. A revocation or a membership change takes effect within the
+ * TTL; a session is never cached past its expiry.
  */
-export function createAuthenticator(store: Store, options: { cacheTtlMs?: number } = {}): Authenticator {
+export function createAuthenticator(
+  store: Store,
+  options: { cacheTtlMs?: number; sessions?: Pick<LoginSessions, 'verify'> } = {},
+): Authenticator {
   const ttl = options.cacheTtlMs ?? 5000;
   const cache = new Map<string, { actor: Actor | null; until: number }>();
+  const isPdkToken = (token: string) =>
+    Object.values(tokenPrefixes).some((prefix) => token.startsWith(prefix));
 
-  async function resolve(hash: string): Promise<Actor | null> {
+  async function resolve(
+    token: string,
+    hash: string,
+    now: number,
+  ): Promise<{ actor: Actor | null; until: number }> {
+    if (!isPdkToken(token)) {
+      const session = await options.sessions?.verify(token);
+      if (!session) return { actor: null, until: now + ttl };
+      const teamIds = new Set(await listTeamIds(store.db, session.userId));
+      const actor: Actor = {
+        userId: session.userId,
+        teamIds,
+        credential: { id: session.sessionId, kind: 'session', scopes: new Set(), binding: { type: 'user' } },
+      };
+      return { actor, until: Math.min(now + ttl, session.expiresAt) };
+    }
     const row = await findTokenByHash(store.db, hash);
-    if (!row || !isLive(row)) return null;
-    return toActor(row, new Set(await listTeamIds(store.db, row.user_id)));
+    if (!row || !isLive(row)) return { actor: null, until: now + ttl };
+    return { actor: toActor(row, new Set(await listTeamIds(store.db, row.user_id))), until: now + ttl };
   }
 
   return {
@@ -29,11 +51,12 @@ export function createAuthenticator(store: Store, options: { cacheTtlMs?: number
       if (!authorization) throw new PaddockError('missing_token', 'missing bearer token');
       const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
       if (!match) throw new PaddockError('invalid_token', 'invalid or expired PAT');
-      const hash = hashToken(match[1]!);
+      const token = match[1]!;
+      const hash = hashToken(token);
       const now = Date.now();
       let entry = cache.get(hash);
-      if (!entry || entry.until < now) {
-        entry = { actor: await resolve(hash), until: now + ttl };
+      if (!entry || entry.until <= now) {
+        entry = await resolve(token, hash, now);
         if (cache.size > 10_000) cache.clear();
         cache.set(hash, entry);
       }

@@ -34,7 +34,14 @@ export async function bootstrap(
     if (!admin) {
       const at = timestamp();
       const password = options.adminPassword ?? randomBytes(18).toString('base64url');
-      admin = { id: newId(), username: 'admin', password_hash: await hashPassword(password), created_at: at };
+      admin = {
+        id: newId(),
+        username: 'admin',
+        password_hash: await hashPassword(password),
+        issuer: null,
+        subject: null,
+        created_at: at,
+      };
       await insertUser(trx, admin);
       const orgId = newId();
       const teamId = newId();

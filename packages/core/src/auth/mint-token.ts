@@ -20,6 +20,7 @@ export async function mintToken(
     threadId?: string;
     /** A chosen plaintext (the bootstrap token of D2); otherwise one is generated. */
     plaintext?: string;
+    createdAt?: string;
   },
 ): Promise<MintedToken> {
   const token = request.plaintext ?? generateToken(request.kind);
@@ -35,7 +36,7 @@ export async function mintToken(
     scopes: request.scopes.join(','),
     agent_id: request.agentId ?? null,
     thread_id: request.threadId ?? null,
-    created_at: timestamp(),
+    created_at: request.createdAt ?? timestamp(),
     expires_at: null,
     revoked_at: null,
   });

@@ -12,5 +12,7 @@ export function generateToken(kind: TokenKind): string {
 
 /** The part of a token shown in listings: its class prefix and a few characters. */
 export function displayPrefix(token: string): string {
-  return token.slice(0, token.lastIndexOf('_') + 7);
+  // The class prefix is the known one: the random part may itself contain `_`.
+  const classPrefix = Object.values(tokenPrefixes).find((p) => token.startsWith(p)) ?? '';
+  return token.slice(0, classPrefix.length + 6);
 }

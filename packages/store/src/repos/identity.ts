@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { UsersTable } from '../schema.ts';
+import type { SigningKeysTable, UsersTable } from '../schema.ts';
 import type { Db } from '../store.ts';
 
 export type UserRow = Selectable<UsersTable>;
@@ -8,8 +8,34 @@ export function findUserByName(db: Db, username: string): Promise<UserRow | unde
   return db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
 }
 
+export function findUserById(db: Db, id: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** A user of an external OpenID Connect issuer, by who they are there. */
+export function findUserBySubject(db: Db, issuer: string, subject: string): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('issuer', '=', issuer)
+    .where('subject', '=', subject)
+    .executeTakeFirst();
+}
+
 export async function insertUser(db: Db, user: UserRow): Promise<void> {
   await db.insertInto('users').values(user).execute();
+}
+
+export type SigningKeyRow = Selectable<SigningKeysTable>;
+
+/** Oldest first: every node signs with the first, and verifies with all. */
+export function listSigningKeys(db: Db): Promise<SigningKeyRow[]> {
+  return db.selectFrom('signing_keys').selectAll().orderBy('created_at').orderBy('kid').execute();
+}
+
+/** Nodes starting together may each make one; all of them are kept and verify. */
+export async function insertSigningKey(db: Db, key: SigningKeyRow): Promise<void> {
+  await db.insertInto('signing_keys').values(key).execute();
 }
 
 export async function insertOrg(
@@ -63,4 +89,15 @@ export async function listTeamIds(db: Db, userId: string): Promise<string[]> {
 export async function findTeamOrgId(db: Db, teamId: string): Promise<string | undefined> {
   const row = await db.selectFrom('teams').select('org_id').where('id', '=', teamId).executeTakeFirst();
   return row?.org_id;
+}
+
+/** The deployment's first team (the bootstrap `default` one), with its organization. */
+export function findFirstTeam(db: Db): Promise<{ id: string; org_id: string } | undefined> {
+  return db
+    .selectFrom('teams')
+    .select(['id', 'org_id'])
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
 }

@@ -12,7 +12,6 @@ export function findTokenByHash(db: Db, hash: string): Promise<TokenRow | undefi
   return db.selectFrom('tokens').selectAll().where('token_hash', '=', hash).executeTakeFirst();
 }
 
-/** Revokes every live token of one kind bound to a thread, e.g. before a sandbox gets a fresh one. */
 /** Revokes the thread's sandbox tokens, all of them or all but `keepId`. */
 export async function revokeThreadTokens(
   db: Db,
@@ -32,4 +31,46 @@ export async function revokeThreadTokens(
 
 export async function revokeToken(db: Db, id: string, at: string): Promise<void> {
   await db.updateTable('tokens').set({ revoked_at: at }).where('id', '=', id).execute();
+}
+
+/** A live token by id; revoked ones are gone as far as callers can tell. */
+export function findLiveToken(db: Db, id: string): Promise<TokenRow | undefined> {
+  return db
+    .selectFrom('tokens')
+    .selectAll()
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/** Live tokens of one kind, newest first: a user's personal tokens, or an agent's keys. */
+export function listLiveTokens(
+  db: Db,
+  where: { kind: 'pat'; userId: string } | { kind: 'agent'; agentId: string },
+): Promise<TokenRow[]> {
+  let query = db
+    .selectFrom('tokens')
+    .selectAll()
+    .where('kind', '=', where.kind)
+    .where('revoked_at', 'is', null);
+  query =
+    'userId' in where
+      ? query.where('user_id', '=', where.userId)
+      : query.where('agent_id', '=', where.agentId);
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+}
+
+export async function renameToken(db: Db, id: string, name: string): Promise<void> {
+  await db.updateTable('tokens').set({ name }).where('id', '=', id).execute();
+}
+
+/** Revokes a live token; answers whether it was live (a second revoke finds nothing). */
+export async function revokeLiveToken(db: Db, id: string, at: string): Promise<boolean> {
+  const result = await db
+    .updateTable('tokens')
+    .set({ revoked_at: at })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }

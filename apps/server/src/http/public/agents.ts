@@ -8,7 +8,9 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
   app.withTypeProvider<ZodTypeProvider>().patch(
     '/v2/agents/:agent_id',
     {
-      config: { auth: { scope: 'publish' } },
+      // Spec Authentication 11: an agent's secrets always need `publish`; the rest of the patch is a
+      // guarded write, enforced only when the deployment turns the guard on.
+      config: { auth: { guarded: { scope: 'publish', unlessBody: ['secrets'] } } },
       schema: { params: agentParamsSchema, body: agentPatchSchema, response: { 200: agentRecordSchema } },
     },
     (request) =>

@@ -1,0 +1,26 @@
+import type { Services } from '@paddock/core';
+import type { FastifyInstance } from 'fastify';
+import { credentialRoutes } from './tokens.ts';
+
+/** The control plane's prefixes (spec rules 9 and 10): one router, the same handlers and checks. */
+export const controlPlanePrefixes = ['/v2/cli', '/api/cli'] as const;
+
+/**
+ * The control plane the command-line client uses. Every route declares its scope (`publish` on the
+ * writes, none on reads) and, where the spec refuses resource-bound credentials, `userWide`.
+ */
+export async function controlPlaneRoutes(app: FastifyInstance, services: Services): Promise<void> {
+  for (const prefix of controlPlanePrefixes) {
+    await app.register(
+      async (cli) => {
+        // Documented once, under /v2/cli.
+        if (prefix !== controlPlanePrefixes[0])
+          cli.addHook('onRoute', (route) => {
+            route.schema = { ...route.schema, hide: true };
+          });
+        credentialRoutes(cli, services);
+      },
+      { prefix },
+    );
+  }
+}

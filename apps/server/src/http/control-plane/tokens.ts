@@ -1,0 +1,109 @@
+import {
+  listAgentKeys,
+  listPersonalTokens,
+  mintAgentKey,
+  mintPersonalToken,
+  renamePersonalToken,
+  revokeAgentKey,
+  revokePersonalToken,
+  type Services,
+} from '@paddock/core';
+import {
+  agentKeyCreatedSchema,
+  agentKeyMintBodySchema,
+  agentKeySchema,
+  agentParamsSchema,
+  keyIdParamsSchema,
+  personalTokenCreatedSchema,
+  personalTokenMintBodySchema,
+  personalTokenRenameBodySchema,
+  personalTokenSchema,
+  tokenIdParamsSchema,
+} from '@paddock/protocol';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { ctxOf } from '../context.ts';
+
+const session = { auth: { session: true as const } };
+const publish = { auth: { scope: 'publish' as const } };
+
+/** Personal access tokens (login session only) and agent keys. */
+export function credentialRoutes(app: FastifyInstance, services: Services): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.post(
+    '/tokens',
+    {
+      config: session,
+      schema: { body: personalTokenMintBodySchema, response: { 201: personalTokenCreatedSchema } },
+    },
+    async (request, reply) =>
+      reply.code(201).send(await mintPersonalToken({ ctx: ctxOf(services, request), ...request.body })),
+  );
+  r.get(
+    '/tokens',
+    { config: session, schema: { response: { 200: z.object({ items: z.array(personalTokenSchema) }) } } },
+    (request) => listPersonalTokens({ ctx: ctxOf(services, request) }),
+  );
+  r.patch(
+    '/tokens/:token_id',
+    {
+      config: session,
+      schema: {
+        params: tokenIdParamsSchema,
+        body: personalTokenRenameBodySchema,
+        response: { 200: personalTokenSchema },
+      },
+    },
+    (request) =>
+      renamePersonalToken({
+        ctx: ctxOf(services, request),
+        tokenId: request.params.token_id,
+        name: request.body.name,
+      }),
+  );
+  r.delete(
+    '/tokens/:token_id',
+    { config: session, schema: { params: tokenIdParamsSchema } },
+    async (request, reply) => {
+      await revokePersonalToken({ ctx: ctxOf(services, request), tokenId: request.params.token_id });
+      return reply.code(204).send();
+    },
+  );
+
+  r.post(
+    '/agents/:agent_id/keys',
+    {
+      config: publish,
+      schema: {
+        params: agentParamsSchema,
+        body: agentKeyMintBodySchema.optional(),
+        response: { 201: agentKeyCreatedSchema },
+      },
+    },
+    async (request, reply) =>
+      reply.code(201).send(
+        await mintAgentKey({
+          ctx: ctxOf(services, request),
+          agentId: request.params.agent_id,
+          name: request.body?.name,
+        }),
+      ),
+  );
+  r.get(
+    '/agents/:agent_id/keys',
+    {
+      schema: { params: agentParamsSchema, response: { 200: z.object({ items: z.array(agentKeySchema) }) } },
+    },
+    (request) => listAgentKeys({ ctx: ctxOf(services, request), agentId: request.params.agent_id }),
+  );
+  r.delete(
+    '/keys/:key_id',
+    { config: publish, schema: { params: keyIdParamsSchema } },
+    async (request, reply) => {
+      await revokeAgentKey({ ctx: ctxOf(services, request), keyId: request.params.key_id });
+      return reply.code(204).send();
+    },
+  );
+}

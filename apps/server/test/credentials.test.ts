@@ -1,0 +1,315 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { testDatabases } from '@paddock/testing';
+import { startTestServer, type TestServer } from '@paddock/testing/server';
+import { createLocalJWKSet, exportJWK, generateKeyPair, type JWK, jwtVerify, SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentSpec, json } from './helpers.ts';
+
+interface PersonalToken {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  created_at: string;
+  token?: string;
+}
+
+/** Polls until the credential is refused: resolutions are cached up to 5 s (docs/decisions.md). */
+async function refusedWithin(server: TestServer, token: string, path = '/v2/machines/capabilities') {
+  const until = Date.now() + 8000;
+  for (;;) {
+    const response = await server.request('GET', path, { token });
+    if (response.status === 401) return (await response.json()) as { detail: string };
+    if (Date.now() > until) throw new Error(`still admitted: ${response.status}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe.each(testDatabases())('credentials on $name', (database) => {
+  let server: TestServer;
+  let session: string;
+  beforeAll(async () => {
+    server = await startTestServer(database);
+    session = (await login(server, 'admin', 'test-password')).access_token;
+  });
+  afterAll(() => server.close());
+
+  const cli = (method: string, path: string, options: { body?: unknown; token?: string | null } = {}) =>
+    server.request(method, `/v2/cli${path}`, options);
+
+  it('logs in with a password and signs an EdDSA session its JWKS verifies; a wrong password is 401', async () => {
+    const answer = await login(server, 'admin', 'test-password');
+    expect(answer).toMatchObject({ token_type: 'bearer', expires_at: expect.any(String) });
+    const jwks = await json<{ keys: JWK[] }>(
+      await server.request('GET', '/.well-known/jwks.json', { token: null }),
+      200,
+    );
+    expect(jwks.keys[0]).toMatchObject({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', kid: expect.any(String) });
+    expect(jwks.keys[0]).not.toHaveProperty('d');
+    const { payload, protectedHeader } = await jwtVerify(answer.access_token, createLocalJWKSet(jwks));
+    expect(protectedHeader.alg).toBe('EdDSA');
+    expect(payload.exp! - payload.iat!).toBe(3600);
+
+    for (const body of [
+      { username: 'admin', password: 'wrong-password' },
+      { username: 'nobody', password: 'test-password' },
+    ]) {
+      const refused = await server.request('POST', '/v2/auth/login', { body, token: null });
+      expect((await json<{ detail: string }>(refused, 401)).detail).toBe('invalid username or password');
+    }
+  });
+
+  it('refuses a session signed by anyone else, or tampered with, as an invalid credential', async () => {
+    const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+    const forged = await new SignJWT({})
+      .setProtectedHeader({ alg: 'EdDSA' })
+      .setIssuer('paddock')
+      .setAudience('paddock')
+      .setSubject('0190c3c8-7a86-7000-8000-000000000000')
+      .setExpirationTime('1h')
+      .sign(privateKey);
+    const [header, , signature] = session.split('.');
+    const tampered = `${header}.${Buffer.from(JSON.stringify({ sub: 'x', iss: 'paddock' })).toString('base64url')}.${signature}`;
+    for (const token of [forged, tampered, 'not-a-token']) {
+      expect((await json<{ detail: string }>(await cli('GET', '/tokens', { token }), 401)).detail).toBe(
+        'invalid or expired PAT',
+      );
+    }
+  });
+
+  it('mints personal tokens from a session only: default scope read, scopes fixed, secrets never listed', async () => {
+    const minted = await json<PersonalToken>(
+      await cli('POST', '/tokens', { body: { name: 'ci' }, token: session }),
+      201,
+    );
+    expect(minted).toMatchObject({ name: 'ci', scopes: ['read'], token: expect.stringMatching(/^pdk_pat_/) });
+    expect(minted.token!.startsWith(minted.prefix)).toBe(true);
+    const both = await json<PersonalToken>(
+      await cli('POST', '/tokens', { body: { name: 'both', scopes: 'read,publish' }, token: session }),
+      201,
+    );
+    expect(both.scopes).toEqual(['read', 'publish']);
+    const asArray = await json<PersonalToken>(
+      await cli('POST', '/tokens', { body: { scopes: ['admin'] }, token: session }),
+      201,
+    );
+    expect(asArray.scopes).toEqual(['admin']);
+
+    for (const scopes of ['read,code:execute', 'messages:write_roles', 'write', '']) {
+      await json(await cli('POST', '/tokens', { body: { scopes }, token: session }), 422);
+    }
+    // A personal token cannot manage personal tokens, whatever its scopes (the bootstrap one has all).
+    for (const [method, path] of [
+      ['POST', '/tokens'],
+      ['GET', '/tokens'],
+      ['PATCH', `/tokens/${minted.id}`],
+      ['DELETE', `/tokens/${minted.id}`],
+    ] as const) {
+      const refused = await cli(method, path, { body: method === 'PATCH' ? { name: 'x' } : undefined });
+      expect((await json<{ detail: { code: string } }>(refused, 403)).detail.code).toBe('jwt_required');
+    }
+
+    const listed = await json<{ items: PersonalToken[] }>(
+      await cli('GET', '/tokens', { token: session }),
+      200,
+    );
+    expect(listed.items.map((t) => t.id)).toEqual(expect.arrayContaining([minted.id, both.id, asArray.id]));
+    expect(JSON.stringify(listed)).not.toContain(minted.token);
+    expect(listed.items.every((t) => !('token' in t))).toBe(true);
+  });
+
+  it('checks the scope a token was minted with: read and admin-only are refused on writes, before anything runs', async () => {
+    const mint = async (scopes: string) =>
+      (await json<PersonalToken>(await cli('POST', '/tokens', { body: { scopes }, token: session }), 201))
+        .token!;
+    const threadsBefore = await server.paddock.services.store.db.selectFrom('threads').select('id').execute();
+    for (const token of [await mint('read'), await mint('admin')]) {
+      await json(await server.request('GET', '/v2/machines/capabilities', { token }), 200);
+      const refused = await server.request('POST', '/v2/threads', { body: { agent: agentSpec() }, token });
+      expect((await json<{ detail: string }>(refused, 403)).detail).toBe('PAT lacks required scope: publish');
+    }
+    const threadsAfter = await server.paddock.services.store.db.selectFrom('threads').select('id').execute();
+    expect(threadsAfter).toHaveLength(threadsBefore.length);
+    const writer = await mint('read,publish');
+    await json(
+      await server.request('POST', '/v2/threads', { body: { agent: agentSpec() }, token: writer }),
+      201,
+    );
+  });
+
+  it('renames the label only, and revokes: the token stops working, a second revoke is 404', async () => {
+    const minted = await json<PersonalToken>(
+      await cli('POST', '/tokens', { body: { name: 'old', scopes: 'read,publish' }, token: session }),
+      201,
+    );
+    await json(await server.request('GET', '/v2/machines/capabilities', { token: minted.token! }), 200);
+    const renamed = await json<PersonalToken>(
+      await cli('PATCH', `/tokens/${minted.id}`, { body: { name: 'new' }, token: session }),
+      200,
+    );
+    expect(renamed).toMatchObject({
+      id: minted.id,
+      name: 'new',
+      scopes: ['read', 'publish'],
+      prefix: minted.prefix,
+    });
+    await json(
+      await cli('PATCH', `/tokens/${minted.id}`, { body: { name: 'n', scopes: 'admin' }, token: session }),
+      422,
+    );
+
+    expect((await cli('DELETE', `/tokens/${minted.id}`, { token: session })).status).toBe(204);
+    expect((await refusedWithin(server, minted.token!)).detail).toBe('invalid or expired PAT');
+    expect(
+      (await json<{ detail: string }>(await cli('DELETE', `/tokens/${minted.id}`, { token: session }), 404))
+        .detail,
+    ).toBe('Token not found');
+    const listed = await json<{ items: PersonalToken[] }>(
+      await cli('GET', '/tokens', { token: session }),
+      200,
+    );
+    expect(listed.items.map((t) => t.id)).not.toContain(minted.id);
+  });
+
+  it('mints agent keys bound to their agent, lists them by prefix, and revokes them once', async () => {
+    const { agent_id } = await json<{ agent_id: string }>(
+      await server.request('POST', '/v2/threads', { body: { agent: agentSpec({ instructions: 'keyed' }) } }),
+      201,
+    );
+    const other = await json<{ agent_id: string }>(
+      await server.request('POST', '/v2/threads', { body: { agent: agentSpec({ instructions: 'other' }) } }),
+      201,
+    );
+    const key = await json<{ id: string; prefix: string; key: string }>(
+      await cli('POST', `/agents/${agent_id}/keys`, { body: { name: 'runner' } }),
+      201,
+    );
+    expect(key.key).toMatch(/^pdk_live_/);
+    expect(key.key.startsWith(key.prefix)).toBe(true);
+    const listed = await json<{ items: { id: string; prefix: string; name: string }[] }>(
+      await cli('GET', `/agents/${agent_id}/keys`),
+      200,
+    );
+    expect(listed.items).toEqual([
+      expect.objectContaining({ id: key.id, prefix: key.prefix, name: 'runner' }),
+    ]);
+    expect(JSON.stringify(listed)).not.toContain(key.key);
+
+    // Bound to its agent: it starts threads of that agent, and cannot see another.
+    await json(await server.request('POST', '/v2/threads', { body: { agent_id }, token: key.key }), 201);
+    await json(
+      await server.request('POST', '/v2/threads', { body: { agent_id: other.agent_id }, token: key.key }),
+      404,
+    );
+    expect(
+      (
+        await json<{ detail: string }>(
+          await cli('GET', `/agents/${other.agent_id}/keys`, { token: key.key }),
+          404,
+        )
+      ).detail,
+    ).toBe('Agent not found');
+
+    expect((await cli('DELETE', `/keys/${key.id}`)).status).toBe(204);
+    await refusedWithin(server, key.key);
+    expect((await json<{ detail: string }>(await cli('DELETE', `/keys/${key.id}`), 404)).detail).toBe(
+      'Key not found',
+    );
+    expect(
+      (await json<{ items: unknown[] }>(await cli('GET', `/agents/${agent_id}/keys`), 200)).items,
+    ).toEqual([]);
+  });
+
+  it('serves the same router under /api/cli, and an unrouted path is a plain 404 Not Found', async () => {
+    const viaApi = await json<{ items: unknown[] }>(
+      await server.request('GET', '/api/cli/tokens', { token: session }),
+      200,
+    );
+    const viaV2 = await json<{ items: unknown[] }>(await cli('GET', '/tokens', { token: session }), 200);
+    expect(viaApi).toEqual(viaV2);
+    const refused = await server.request('GET', '/api/cli/tokens');
+    expect((await json<{ detail: { code: string } }>(refused, 403)).detail.code).toBe('jwt_required');
+    expect((await json<{ detail: string }>(await cli('GET', '/no-such-route'), 404)).detail).toBe(
+      'Not Found',
+    );
+  });
+});
+
+describe.each(testDatabases())('sessions from an external OpenID Connect issuer on $name', (database) => {
+  let issuer: Server;
+  let issuerUrl: string;
+  let server: TestServer;
+  let sign: (claims: Record<string, unknown>, audience?: string) => Promise<string>;
+
+  beforeAll(async () => {
+    // The issuer is a seam: a real HTTP server with a discovery document and keys, as any IdP serves.
+    const { publicKey, privateKey } = await generateKeyPair('RS256');
+    const jwk = { ...(await exportJWK(publicKey)), kid: 'idp-1', alg: 'RS256', use: 'sig' };
+    issuer = createServer((request, response) => {
+      response.setHeader('content-type', 'application/json');
+      if (request.url === '/.well-known/openid-configuration')
+        return response.end(JSON.stringify({ issuer: issuerUrl, jwks_uri: `${issuerUrl}/keys` }));
+      if (request.url === '/keys') return response.end(JSON.stringify({ keys: [jwk] }));
+      response.statusCode = 404;
+      response.end('{}');
+    });
+    await new Promise<void>((resolve) => issuer.listen(0, '127.0.0.1', resolve));
+    issuerUrl = `http://127.0.0.1:${(issuer.address() as AddressInfo).port}`;
+    sign = (claims, audience = 'paddock-cli') =>
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: 'RS256', kid: 'idp-1' })
+        .setIssuer(issuerUrl)
+        .setAudience(audience)
+        .setIssuedAt()
+        .setExpirationTime('10m')
+        .sign(privateKey);
+    server = await startTestServer(database, {
+      PADDOCK_OIDC_ISSUER: issuerUrl,
+      PADDOCK_OIDC_AUDIENCE: 'paddock-cli',
+    });
+  });
+  afterAll(async () => {
+    await server.close();
+    await new Promise((resolve) => issuer.close(resolve));
+  });
+
+  it('accepts the issuer’s access token as a login session for a user it provisions once', async () => {
+    const token = await sign({ sub: 'alice-at-idp', preferred_username: 'alice' });
+    const minted = await json<PersonalToken>(
+      await server.request('POST', '/v2/cli/tokens', { body: { scopes: 'read,publish' }, token }),
+      201,
+    );
+    // Alice joined the deployment's default team: her personal token creates threads there.
+    await json(
+      await server.request('POST', '/v2/threads', { body: { agent: agentSpec() }, token: minted.token! }),
+      201,
+    );
+    const again = await sign({ sub: 'alice-at-idp', preferred_username: 'alice' });
+    const listed = await json<{ items: PersonalToken[] }>(
+      await server.request('GET', '/v2/cli/tokens', { token: again }),
+      200,
+    );
+    expect(listed.items.map((t) => t.id)).toEqual([minted.id]);
+    const users = await server.paddock.services.store.db
+      .selectFrom('users')
+      .select(['username', 'subject'])
+      .execute();
+    expect(users.filter((u) => u.subject === 'alice-at-idp')).toEqual([
+      { username: 'alice', subject: 'alice-at-idp' },
+    ]);
+  });
+
+  it('refuses a token for another audience, or without a subject', async () => {
+    for (const token of [await sign({ sub: 'bob' }, 'someone-else'), await sign({})]) {
+      await json(await server.request('GET', '/v2/cli/tokens', { token }), 401);
+    }
+  });
+});
+
+async function login(server: TestServer, username: string, password: string) {
+  return json<{ access_token: string; token_type: string; expires_at: string }>(
+    await server.request('POST', '/v2/auth/login', { body: { username, password }, token: null }),
+    200,
+  );
+}

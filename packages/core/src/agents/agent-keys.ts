@@ -1,0 +1,74 @@
+import { timestamp } from '@paddock/protocol';
+import { findLiveToken, listLiveTokens, revokeLiveToken, type TokenRow } from '@paddock/store';
+import { reachableAgent } from '../auth/access.ts';
+import { mintToken } from '../auth/mint-token.ts';
+import type { Ctx } from '../context.ts';
+import { PaddockError } from '../errors.ts';
+
+/**
+ * Agent keys `pdk_live_…` (spec: Agent key): bound to one agent, so that its sandbox, a scheduled
+ * trigger or a self-hosted runner acts for that agent alone. The plaintext is answered once; only
+ * its hash is stored.
+ */
+export interface AgentKey {
+  id: string;
+  agent_id: string;
+  name: string;
+  prefix: string;
+  created_at: string;
+}
+
+/** What an agent key may do: read, and write for its agent (start threads, run a runner). */
+const agentKeyScopes = ['read', 'publish'] as const;
+
+export async function mintAgentKey(input: {
+  ctx: Ctx;
+  agentId: string;
+  name?: string;
+}): Promise<AgentKey & { key: string }> {
+  const { ctx } = input;
+  const agent = await reachableAgent(ctx.store.db, ctx.actor, input.agentId);
+  // A key reaches the whole agent: a credential bound to one of its threads must not widen itself.
+  if (ctx.actor.credential.binding.type === 'thread')
+    throw new PaddockError('credential_scope_denied', 'a thread-bound credential cannot mint agent keys');
+  const name = input.name ?? 'agent key';
+  const created_at = timestamp();
+  const minted = await mintToken(ctx.store.db, {
+    kind: 'agent',
+    userId: ctx.actor.userId,
+    name,
+    scopes: [...agentKeyScopes],
+    agentId: agent.id,
+    createdAt: created_at,
+  });
+  return { id: minted.id, agent_id: agent.id, name, prefix: minted.prefix, created_at, key: minted.token };
+}
+
+export async function listAgentKeys(input: { ctx: Ctx; agentId: string }): Promise<{ items: AgentKey[] }> {
+  const agent = await reachableAgent(input.ctx.store.db, input.ctx.actor, input.agentId);
+  const rows = await listLiveTokens(input.ctx.store.db, { kind: 'agent', agentId: agent.id });
+  return { items: rows.map(agentKey) };
+}
+
+/** Revokes a key of an agent the caller reaches; one already gone (or never theirs) is a 404. */
+export async function revokeAgentKey(input: { ctx: Ctx; keyId: string }): Promise<void> {
+  const { ctx } = input;
+  const row = await findLiveToken(ctx.store.db, input.keyId);
+  if (row?.kind !== 'agent' || !row.agent_id) throw keyNotFound();
+  await reachableAgent(ctx.store.db, ctx.actor, row.agent_id).catch(() => {
+    throw keyNotFound();
+  });
+  if (!(await revokeLiveToken(ctx.store.db, row.id, timestamp()))) throw keyNotFound();
+}
+
+const keyNotFound = () => new PaddockError('key_not_found', 'Key not found');
+
+function agentKey(row: TokenRow): AgentKey {
+  return {
+    id: row.id,
+    agent_id: row.agent_id!,
+    name: row.name,
+    prefix: row.prefix,
+    created_at: row.created_at,
+  };
+}
