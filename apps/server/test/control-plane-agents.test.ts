@@ -273,7 +273,11 @@ describe.each(testDatabases())('control-plane organizations, teams and agents on
       }
       await json(await cli('GET', `/agents/${outsider.agentId}`, { token: outsider.token }), 200);
       await json(await cli('GET', '/agents/not-a-uuid'), 422);
-      await json(await cli('GET', `/agents/${outsider.agentId}`, { token: null }), 401);
+      for (const path of ['', '/secrets', '/connections'])
+        expect(
+          (await json<Detail>(await cli('GET', `/agents/${outsider.agentId}${path}`, { token: null }), 401))
+            .detail,
+        ).toBe('missing bearer token');
     });
 
     it('PUT changes only the fields given, recomputes the spec hash, and refuses read-only flags', async () => {
