@@ -1,4 +1,7 @@
+export * from './agents/agent-connections.ts';
 export * from './agents/agent-keys.ts';
+export * from './agents/agent-secrets.ts';
+export * from './agents/control-agent.ts';
 export * from './agents/normalize-spec.ts';
 export * from './agents/provider-policy.ts';
 export * from './agents/resolve-agent.ts';
@@ -26,6 +29,8 @@ export * from './files/list-files.ts';
 export * from './machines/admit-self-hosted-runner.ts';
 export * from './machines/machine-capabilities.ts';
 export * from './machines/machine-lifecycle.ts';
+export * from './orgs/orgs.ts';
+export * from './orgs/team-agents.ts';
 export * from './tasks/submit-task-input.ts';
 export * from './tasks/task-inputs.ts';
 export * from './threads/append-messages.ts';

@@ -1,5 +1,6 @@
 export * from './agents.ts';
 export * from './code.ts';
+export * from './control-plane-agents.ts';
 export * from './credentials.ts';
 export * from './errors.ts';
 export * from './event-queries.ts';

@@ -1,9 +1,13 @@
+export { backfillOwnTeamGrants } from './migrations/0010-control-plane-agents.ts';
+export * from './repos/agent-integrations.ts';
 export * from './repos/agents.ts';
 export * from './repos/events.ts';
 export * from './repos/file-transfers.ts';
 export * from './repos/identity.ts';
 export * from './repos/inputs.ts';
 export * from './repos/messages.ts';
+export * from './repos/orgs.ts';
+export * from './repos/team-agent-grants.ts';
 export * from './repos/threads.ts';
 export * from './repos/tokens.ts';
 export * from './repos/turns.ts';

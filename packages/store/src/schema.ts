@@ -75,6 +75,27 @@ export interface AgentsTable {
   mcp_servers: string;
   skills: string;
   secrets_enc: string | null;
+  /** Control-plane profile (D13), outside the spec and its hash. */
+  tagline: string | null;
+  memory_enabled: Generated<number>;
+  browser_enabled: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+/** An agent visible to a team: its own team from creation, other teams once granted. */
+export interface TeamAgentGrantsTable {
+  team_id: string;
+  agent_id: string;
+  granted_at: string;
+}
+
+/** A chat or meeting install of an agent; its whole config (credentials included) sealed. */
+export interface AgentIntegrationsTable {
+  agent_id: string;
+  /** `chat` or `meeting`. */
+  kind: string;
+  config_sealed: string;
   created_at: string;
   updated_at: string;
 }
@@ -197,6 +218,8 @@ export interface Database {
   team_members: TeamMembersTable;
   tokens: TokensTable;
   agents: AgentsTable;
+  team_agent_grants: TeamAgentGrantsTable;
+  agent_integrations: AgentIntegrationsTable;
   threads: ThreadsTable;
   messages: MessagesTable;
   inputs: InputsTable;

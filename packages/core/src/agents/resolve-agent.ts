@@ -16,8 +16,7 @@ export function deriveAgentTitle(spec: { title?: string; instructions?: string; 
 /** Finds the team's agent with this exact normalized spec, or creates it (same spec → same agent). */
 export async function resolveAgent(ctx: Ctx, db: Db, teamId: string, spec: AgentSpec): Promise<AgentRow> {
   const normalized = normalizeSpec(spec);
-  const orgId = (await findTeamOrgId(db, teamId)) ?? '';
-  ctx.providers.check(normalized.machine_kind, normalized.harness, { userId: ctx.actor.userId, orgId });
+  await checkProviderPolicy(ctx, db, teamId, normalized);
   const at = timestamp();
   return insertOrFindAgent(db, {
     id: newId(),
@@ -29,6 +28,20 @@ export async function resolveAgent(ctx: Ctx, db: Db, teamId: string, spec: Agent
     created_at: at,
     updated_at: at,
   });
+}
+
+/**
+ * D4's provider checks for an agent about to be created in this team (422 runtime_not_supported,
+ * 503 provider_disabled, 503 provider_unavailable, 403 provider_not_in_rollout, in that order).
+ */
+export async function checkProviderPolicy(
+  ctx: Ctx,
+  db: Db,
+  teamId: string,
+  spec: NormalizedSpec,
+): Promise<void> {
+  const orgId = (await findTeamOrgId(db, teamId)) ?? '';
+  ctx.providers.check(spec.machine_kind, spec.harness, { userId: ctx.actor.userId, orgId });
 }
 
 /** The agent columns a normalized spec sets (besides the fixed harness and machine kind): hash, title, spec, sealed secrets. */

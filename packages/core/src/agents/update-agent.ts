@@ -1,9 +1,9 @@
 import { type AgentPatch, type AgentRecord, type AgentSpec, timestamp } from '@paddock/protocol';
-import { type AgentRow, findAgent, updateAgent as storeAgent } from '@paddock/store';
+import { type AgentRow, type Db, findAgent, updateAgent as storeAgent } from '@paddock/store';
 import { reachableAgent } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError } from '../errors.ts';
-import { normalizeSpec } from './normalize-spec.ts';
+import { canonicalJson, normalizeSpec } from './normalize-spec.ts';
 import { specColumns } from './resolve-agent.ts';
 
 /**
@@ -21,37 +21,57 @@ export async function updateAgent({
   patch: AgentPatch;
 }): Promise<AgentRecord> {
   // The scope is the route's to check: `publish` for secrets, the deployment's guard for the rest.
-  // A sandbox's own token must not rewrite the agent every later thread runs as.
-  if (ctx.actor.credential.binding.type === 'thread') {
-    throw new PaddockError('forbidden', 'a thread-bound token cannot change its agent');
-  }
+  refuseSandboxWrite(ctx);
   return ctx.store.transaction(async (trx) => {
     const agent = await reachableAgent(trx, ctx.actor, agentId);
-    for (const field of ['harness', 'machine_kind'] as const) {
-      if (patch[field] !== undefined && patch[field] !== agent[field]) {
-        throw new PaddockError(
-          'conflict',
-          `${field} is immutable after agent creation (current ${agent[field]}, requested ${patch[field]})`,
-        );
-      }
-    }
-    const current = specOf(ctx, agent);
-    const next = normalizeSpec({
-      ...current,
-      ...withoutNulls(patch),
-      ...(patch.instructions === null ? { instructions: undefined } : {}),
-      ...(patch.model === null ? { model: undefined } : {}),
-      ...(patch.entrypoint === null ? { entrypoint: undefined } : {}),
-    });
-    const stored = await storeAgent(trx, agent.id, { ...specColumns(ctx, next), updated_at: timestamp() });
-    if (!stored)
-      throw new PaddockError('conflict', 'another agent of the team already has exactly this spec');
-    return toAgentRecord(ctx, (await findAgent(trx, agent.id))!);
+    return toAgentRecord(ctx, await applyAgentPatch(ctx, trx, agent, patch));
   });
 }
 
+/** A sandbox's own token must not rewrite the agent every later thread runs as. */
+export function refuseSandboxWrite(ctx: Ctx): void {
+  if (ctx.actor.credential.binding.type === 'thread') {
+    throw new PaddockError('forbidden', 'a thread-bound token cannot change its agent');
+  }
+}
+
+/**
+ * Applies a spec patch to an agent (inside the caller's transaction) the one way every surface does
+ * (PATCH /v2/agents, the control plane's PUT /agents and PUT secrets): `harness` and `machine_kind`
+ * only as their current value, else 409; the spec hash recomputed, 409 when another agent of the
+ * team already has exactly this spec. A patch that changes nothing leaves the agent as it is.
+ */
+export async function applyAgentPatch(
+  ctx: Ctx,
+  trx: Db,
+  agent: AgentRow,
+  patch: AgentPatch,
+): Promise<AgentRow> {
+  for (const field of ['harness', 'machine_kind'] as const) {
+    if (patch[field] !== undefined && patch[field] !== agent[field]) {
+      throw new PaddockError(
+        'conflict',
+        `${field} is immutable after agent creation (current ${agent[field]}, requested ${patch[field]})`,
+        { extra: { field, current: agent[field], requested: patch[field] } },
+      );
+    }
+  }
+  const current = specOf(ctx, agent);
+  const next = normalizeSpec({
+    ...current,
+    ...withoutNulls(patch),
+    ...(patch.instructions === null ? { instructions: undefined } : {}),
+    ...(patch.model === null ? { model: undefined } : {}),
+    ...(patch.entrypoint === null ? { entrypoint: undefined } : {}),
+  });
+  if (canonicalJson(next) === canonicalJson(normalizeSpec(current))) return agent;
+  const stored = await storeAgent(trx, agent.id, { ...specColumns(ctx, next), updated_at: timestamp() });
+  if (!stored) throw new PaddockError('conflict', 'another agent of the team already has exactly this spec');
+  return (await findAgent(trx, agent.id))!;
+}
+
 /** The agent's current spec, as it was given (secrets opened), to apply a patch to. */
-function specOf(ctx: Ctx, agent: AgentRow): AgentSpec {
+export function specOf(ctx: Ctx, agent: AgentRow): AgentSpec {
   return {
     harness: agent.harness as AgentSpec['harness'],
     machine_kind: agent.machine_kind as AgentSpec['machine_kind'],
@@ -66,8 +86,9 @@ function specOf(ctx: Ctx, agent: AgentRow): AgentSpec {
   };
 }
 
+/** The fields a patch sets: `null` (clear) is applied separately, and an absent field leaves the value alone. */
 function withoutNulls<T extends object>(patch: T): { [K in keyof T]: Exclude<T[K], null> } {
-  return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== null)) as {
+  return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== null && v !== undefined)) as {
     [K in keyof T]: Exclude<T[K], null>;
   };
 }

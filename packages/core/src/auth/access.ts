@@ -1,5 +1,5 @@
 import type { Scope } from '@paddock/protocol';
-import { type AgentRow, type Db, findAgent, findThread, type ThreadRow } from '@paddock/store';
+import { type AgentRow, type Db, findAgent, findTeamRole, findThread, type ThreadRow } from '@paddock/store';
 import type { Actor } from '../context.ts';
 import { agentNotFound, PaddockError, threadNotFound } from '../errors.ts';
 
@@ -32,6 +32,8 @@ export async function reachableAgent(db: Db, actor: Actor, agentId: string): Pro
     const thread = await findThread(db, binding.threadId);
     if (thread?.agent_id !== agent.id) throw agentNotFound();
   }
-  if (!actor.teamIds.has(agent.team_id)) throw agentNotFound();
+  // The credential's memberships are cached for seconds: a team joined (or created) since is looked up.
+  if (!actor.teamIds.has(agent.team_id) && !(await findTeamRole(db, agent.team_id, actor.userId)))
+    throw agentNotFound();
   return agent;
 }

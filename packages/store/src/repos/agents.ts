@@ -1,11 +1,17 @@
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import type { AgentsTable } from '../schema.ts';
 import type { Db } from '../store.ts';
 
 export type AgentRow = Selectable<AgentsTable>;
 
-/** Inserts unless the team already has an agent with this spec hash; answers the agent either way. */
-export async function insertOrFindAgent(db: Db, agent: AgentRow): Promise<AgentRow> {
+/**
+ * Inserts unless the team already has an agent with this spec hash; answers the agent either way.
+ * A new agent is granted to its own team as it is created.
+ */
+export async function insertOrFindAgent(
+  db: Db,
+  agent: Insertable<AgentsTable> & { id: string; created_at: string },
+): Promise<AgentRow> {
   await db
     .insertInto('agents')
     .values(agent)
@@ -17,6 +23,12 @@ export async function insertOrFindAgent(db: Db, agent: AgentRow): Promise<AgentR
     .where('team_id', '=', agent.team_id)
     .where('spec_hash', '=', agent.spec_hash)
     .executeTakeFirstOrThrow();
+  if (row.id === agent.id)
+    await db
+      .insertInto('team_agent_grants')
+      .values({ team_id: row.team_id, agent_id: row.id, granted_at: agent.created_at })
+      .onConflict((oc) => oc.columns(['team_id', 'agent_id']).doNothing())
+      .execute();
   return row;
 }
 
@@ -28,7 +40,18 @@ export function findAgent(db: Db, id: string): Promise<AgentRow | undefined> {
 export async function updateAgent(
   db: Db,
   id: string,
-  patch: Omit<AgentRow, 'id' | 'team_id' | 'owner_user_id' | 'harness' | 'machine_kind' | 'created_at'>,
+  patch: Omit<
+    AgentRow,
+    | 'id'
+    | 'team_id'
+    | 'owner_user_id'
+    | 'harness'
+    | 'machine_kind'
+    | 'created_at'
+    | 'tagline'
+    | 'memory_enabled'
+    | 'browser_enabled'
+  >,
 ): Promise<boolean> {
   const clash = await db
     .selectFrom('agents as a')
@@ -41,4 +64,13 @@ export async function updateAgent(
   if (clash) return false;
   await db.updateTable('agents').set(patch).where('id', '=', id).execute();
   return true;
+}
+
+/** The control-plane profile of an agent (D13): fields outside its spec and its hash. */
+export async function updateAgentProfile(
+  db: Db,
+  id: string,
+  profile: { tagline?: string | null; memory_enabled?: number; browser_enabled?: number; updated_at: string },
+): Promise<void> {
+  await db.updateTable('agents').set(profile).where('id', '=', id).execute();
 }

@@ -1,5 +1,6 @@
 import type { Services } from '@paddock/core';
 import type { FastifyInstance } from 'fastify';
+import { agentRoutes } from './agents.ts';
 import { credentialRoutes } from './tokens.ts';
 
 /** The control plane's prefixes (spec rules 9 and 10): one router, the same handlers and checks. */
@@ -19,6 +20,7 @@ export async function controlPlaneRoutes(app: FastifyInstance, services: Service
             route.schema = { ...route.schema, hide: true };
           });
         credentialRoutes(cli, services);
+        agentRoutes(cli, services);
       },
       { prefix },
     );

@@ -1,0 +1,187 @@
+import {
+  connectIntegration,
+  createAgent,
+  createTeam,
+  disconnectIntegration,
+  getAgentSecrets,
+  getControlAgent,
+  listConnections,
+  listOrgs,
+  listTeamAgents,
+  listTeams,
+  putAgentSecrets,
+  putControlAgent,
+  type Services,
+} from '@paddock/core';
+import {
+  agentCreateBodySchema,
+  agentParamsSchema,
+  agentPutBodySchema,
+  agentSecretsBodySchema,
+  agentSecretsSchema,
+  chatConnectBodySchema,
+  connectionSchema,
+  controlAgentSchema,
+  meetingConnectBodySchema,
+  orgParamsSchema,
+  orgSchema,
+  teamAgentSchema,
+  teamAgentsQuerySchema,
+  teamCreateBodySchema,
+  teamParamsSchema,
+  teamSchema,
+} from '@paddock/protocol';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { ctxOf } from '../context.ts';
+
+const publish = { auth: { scope: 'publish' as const } };
+const items = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item) });
+
+/** Organizations and teams, control-plane agents, their secrets and their integrations (D13). */
+export function agentRoutes(app: FastifyInstance, services: Services): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.get('/orgs', { schema: { response: { 200: items(orgSchema) } } }, (request) =>
+    listOrgs({ ctx: ctxOf(services, request) }),
+  );
+  r.get(
+    '/orgs/:org_id/teams',
+    { schema: { params: orgParamsSchema, response: { 200: items(teamSchema) } } },
+    (request) => listTeams({ ctx: ctxOf(services, request), orgId: request.params.org_id }),
+  );
+  r.post(
+    '/orgs/:org_id/teams',
+    {
+      config: publish,
+      schema: { params: orgParamsSchema, body: teamCreateBodySchema, response: { 201: teamSchema } },
+    },
+    async (request, reply) =>
+      reply.code(201).send(
+        await createTeam({
+          ctx: ctxOf(services, request),
+          orgId: request.params.org_id,
+          name: request.body.name,
+        }),
+      ),
+  );
+  r.get(
+    '/orgs/:org_id/teams/:team_id/agents',
+    {
+      config: { auth: { userWide: 'object' } },
+      schema: {
+        params: teamParamsSchema,
+        querystring: teamAgentsQuerySchema,
+        response: { 200: items(teamAgentSchema) },
+      },
+    },
+    (request) =>
+      listTeamAgents({
+        ctx: ctxOf(services, request),
+        orgId: request.params.org_id,
+        teamId: request.params.team_id,
+        limit: request.query.limit,
+      }),
+  );
+
+  r.post(
+    '/agents',
+    { config: publish, schema: { body: agentCreateBodySchema, response: { 201: controlAgentSchema } } },
+    async (request, reply) =>
+      reply.code(201).send(await createAgent({ ctx: ctxOf(services, request), body: request.body })),
+  );
+  r.get(
+    '/agents/:agent_id',
+    { schema: { params: agentParamsSchema, response: { 200: controlAgentSchema } } },
+    (request) => getControlAgent({ ctx: ctxOf(services, request), agentId: request.params.agent_id }),
+  );
+  r.put(
+    '/agents/:agent_id',
+    {
+      config: publish,
+      schema: { params: agentParamsSchema, body: agentPutBodySchema, response: { 200: controlAgentSchema } },
+    },
+    (request) =>
+      putControlAgent({
+        ctx: ctxOf(services, request),
+        agentId: request.params.agent_id,
+        body: request.body,
+      }),
+  );
+
+  r.get(
+    '/agents/:agent_id/secrets',
+    { schema: { params: agentParamsSchema, response: { 200: agentSecretsSchema } } },
+    (request) => getAgentSecrets({ ctx: ctxOf(services, request), agentId: request.params.agent_id }),
+  );
+  r.put(
+    '/agents/:agent_id/secrets',
+    {
+      config: publish,
+      schema: {
+        params: agentParamsSchema,
+        body: agentSecretsBodySchema,
+        response: { 200: agentSecretsSchema },
+      },
+    },
+    (request) =>
+      putAgentSecrets({
+        ctx: ctxOf(services, request),
+        agentId: request.params.agent_id,
+        secrets: request.body.secrets,
+      }),
+  );
+
+  r.get(
+    '/agents/:agent_id/connections',
+    { schema: { params: agentParamsSchema, response: { 200: items(connectionSchema) } } },
+    (request) => listConnections({ ctx: ctxOf(services, request), agentId: request.params.agent_id }),
+  );
+  r.put(
+    '/agents/:agent_id/connections/chat',
+    {
+      config: publish,
+      schema: { params: agentParamsSchema, body: chatConnectBodySchema, response: { 200: connectionSchema } },
+    },
+    (request) =>
+      connectIntegration({
+        ctx: ctxOf(services, request),
+        agentId: request.params.agent_id,
+        kind: 'chat',
+        config: request.body,
+      }),
+  );
+  r.put(
+    '/agents/:agent_id/connections/meeting',
+    {
+      config: publish,
+      schema: {
+        params: agentParamsSchema,
+        body: meetingConnectBodySchema,
+        response: { 200: connectionSchema },
+      },
+    },
+    (request) =>
+      connectIntegration({
+        ctx: ctxOf(services, request),
+        agentId: request.params.agent_id,
+        kind: 'meeting',
+        config: request.body,
+      }),
+  );
+  for (const kind of ['chat', 'meeting'] as const) {
+    r.delete(
+      `/agents/:agent_id/connections/${kind}`,
+      { config: publish, schema: { params: agentParamsSchema } },
+      async (request, reply) => {
+        await disconnectIntegration({
+          ctx: ctxOf(services, request),
+          agentId: request.params.agent_id,
+          kind,
+        });
+        return reply.code(204).send();
+      },
+    );
+  }
+}

@@ -1,0 +1,46 @@
+import { envNameSchema } from '@paddock/protocol';
+import { reachableAgent } from '../auth/access.ts';
+import type { Ctx } from '../context.ts';
+import { PaddockError } from '../errors.ts';
+import { applyAgentPatch, refuseSandboxWrite, specOf } from './update-agent.ts';
+
+/** `GET /agents/{agent_id}/secrets`: the agent's secrets in plaintext (sealed at rest). */
+export async function getAgentSecrets({
+  ctx,
+  agentId,
+}: {
+  ctx: Ctx;
+  agentId: string;
+}): Promise<{ secrets: Record<string, string> }> {
+  const agent = await reachableAgent(ctx.store.db, ctx.actor, agentId);
+  return { secrets: specOf(ctx, agent).secrets ?? {} };
+}
+
+/**
+ * `PUT /agents/{agent_id}/secrets` (spec rule 4): replaces the whole map, omitted keys removed. Keys
+ * must be environment-variable names, else 400 naming the bad ones. The same spec patch as
+ * `PATCH /v2/agents` `secrets`: sealed, and the spec hash recomputed (a changed value gives a new hash).
+ */
+export async function putAgentSecrets({
+  ctx,
+  agentId,
+  secrets,
+}: {
+  ctx: Ctx;
+  agentId: string;
+  secrets: Record<string, string>;
+}): Promise<{ secrets: Record<string, string> }> {
+  refuseSandboxWrite(ctx);
+  const invalid = Object.keys(secrets).filter((name) => !envNameSchema.safeParse(name).success);
+  if (invalid.length > 0)
+    throw new PaddockError(
+      'invalid_env_name',
+      `secret names must be valid environment-variable names ([A-Za-z_][A-Za-z0-9_]*): ${invalid.map((n) => JSON.stringify(n)).join(', ')}`,
+      { extra: { names: invalid } },
+    );
+  return ctx.store.transaction(async (trx) => {
+    const agent = await reachableAgent(trx, ctx.actor, agentId);
+    const updated = await applyAgentPatch(ctx, trx, agent, { secrets });
+    return { secrets: specOf(ctx, updated).secrets ?? {} };
+  });
+}
