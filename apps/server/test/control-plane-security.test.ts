@@ -41,6 +41,17 @@ interface RouteCase {
   except?: Partial<Record<Kind, { status: number; detail?: unknown }>>;
 }
 
+let counter = 0;
+const unique = () => `${Date.now()}-${++counter}`;
+
+/** Agent keys and sandbox tokens act for one agent or thread: they create no agents or teams. */
+const boundRefused: RouteCase['except'] = {
+  agent: { status: 403, detail: objectWith('forbidden') },
+  thread: { status: 403, detail: objectWith('forbidden') },
+};
+/** A sandbox's own token must not rewrite the agent every later thread runs as (as PATCH /v2/agents). */
+const sandboxRefused: RouteCase['except'] = { thread: { status: 403, detail: objectWith('forbidden') } };
+
 const routes: RouteCase[] = [
   { method: 'GET', route: '/tokens', call: () => ({ path: '/tokens' }), ok: 200, session: true },
   {
