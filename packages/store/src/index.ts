@@ -1,4 +1,6 @@
+export * from './repos/agent-components.ts';
 export * from './repos/agents.ts';
+export * from './repos/eval-runs.ts';
 export * from './repos/events.ts';
 export * from './repos/file-transfers.ts';
 export * from './repos/identity.ts';

@@ -1,5 +1,5 @@
 import { type AgentPatch, type AgentRecord, type AgentSpec, timestamp } from '@paddock/protocol';
-import { type AgentRow, findAgent, updateAgent as storeAgent } from '@paddock/store';
+import { type AgentRow, type Db, findAgent, updateAgent as storeAgent } from '@paddock/store';
 import { reachableAgent } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError } from '../errors.ts';
@@ -27,27 +27,40 @@ export async function updateAgent({
   }
   return ctx.store.transaction(async (trx) => {
     const agent = await reachableAgent(trx, ctx.actor, agentId);
-    for (const field of ['harness', 'machine_kind'] as const) {
-      if (patch[field] !== undefined && patch[field] !== agent[field]) {
-        throw new PaddockError(
-          'conflict',
-          `${field} is immutable after agent creation (current ${agent[field]}, requested ${patch[field]})`,
-        );
-      }
-    }
-    const current = specOf(ctx, agent);
-    const next = normalizeSpec({
-      ...current,
-      ...withoutNulls(patch),
-      ...(patch.instructions === null ? { instructions: undefined } : {}),
-      ...(patch.model === null ? { model: undefined } : {}),
-      ...(patch.entrypoint === null ? { entrypoint: undefined } : {}),
-    });
-    const stored = await storeAgent(trx, agent.id, { ...specColumns(ctx, next), updated_at: timestamp() });
-    if (!stored)
-      throw new PaddockError('conflict', 'another agent of the team already has exactly this spec');
-    return toAgentRecord(ctx, (await findAgent(trx, agent.id))!);
+    return toAgentRecord(ctx, await applyAgentPatch(ctx, trx, agent, patch));
   });
+}
+
+/**
+ * Applies a patch to the agent's spec inside the caller's transaction: the fields given replace the
+ * agent's, the spec hash is recomputed (409 when another agent of the team has exactly this spec).
+ * Answers the agent as stored. `PATCH /v2/agents` and the manifest publish both write through here.
+ */
+export async function applyAgentPatch(
+  ctx: Ctx,
+  trx: Db,
+  agent: AgentRow,
+  patch: AgentPatch,
+): Promise<AgentRow> {
+  for (const field of ['harness', 'machine_kind'] as const) {
+    if (patch[field] !== undefined && patch[field] !== agent[field]) {
+      throw new PaddockError(
+        'conflict',
+        `${field} is immutable after agent creation (current ${agent[field]}, requested ${patch[field]})`,
+      );
+    }
+  }
+  const current = specOf(ctx, agent);
+  const next = normalizeSpec({
+    ...current,
+    ...withoutNulls(patch),
+    ...(patch.instructions === null ? { instructions: undefined } : {}),
+    ...(patch.model === null ? { model: undefined } : {}),
+    ...(patch.entrypoint === null ? { entrypoint: undefined } : {}),
+  });
+  const stored = await storeAgent(trx, agent.id, { ...specColumns(ctx, next), updated_at: timestamp() });
+  if (!stored) throw new PaddockError('conflict', 'another agent of the team already has exactly this spec');
+  return (await findAgent(trx, agent.id))!;
 }
 
 /** The agent's current spec, as it was given (secrets opened), to apply a patch to. */
