@@ -51,7 +51,9 @@ export async function loadManifest(ctx: Pick<Ctx, 'secrets'>, db: Db, agent: Age
     named.add(key);
     components.push(c);
   }
-  components.push(...rows.map(storedComponent));
+  // In the spec's order of types: playbooks, then evals.
+  for (const kind of ['playbook', 'eval'])
+    components.push(...rows.filter((r) => r.kind === kind).map(storedComponent));
   return {
     agent_id: agent.id,
     revision: revisionOf(ctx, agent, rows),
