@@ -176,7 +176,7 @@ describe.each(testDatabases())('manifests on $name', (database) => {
     const call = (await allEvents(server, thread_id)).find(
       (e) => e.type === 'tool_call.start' && (e.data as { name?: string }).name === 'report_verdict',
     );
-    expect((call?.data as { input: { passed: boolean } }).input.passed).toBe(true);
+    expect((call!.data as { input: { passed: boolean } }).input.passed).toBe(true);
 
     // An empty manifest unlinks them all: no instructions, no skills, no MCP servers.
     const emptied = await json<Manifest>(await put(agent_id, { components: [] }), 200);
