@@ -549,6 +549,22 @@ describe.each(testDatabases())('manifests on $name', (database) => {
     );
     expect(theirs2.components.map((c) => c.files[0].content)).toEqual(['theirs']);
 
+    // An agent key reaches its own agent only; resource-bound credentials are admitted here (spec
+    // Authentication 12: only team listing and orchestrations refuse them).
+    const key = await json<{ key: string }>(await cli('POST', `/agents/${agent_id}/keys`, { body: {} }), 201);
+    const other = await newAgent();
+    await json(await cli('GET', `/agents/${agent_id}/manifest`, { token: key.key }), 200);
+    expect(
+      (
+        await json<{ detail: string }>(
+          await cli('GET', `/agents/${other.agent_id}/revision`, { token: key.key }),
+          404,
+        )
+      ).detail,
+    ).toBe('Agent not found');
+    await json(await put(agent_id, { components: asPublished(before.components) }, key.key), 200);
+    await json(await put(other.agent_id, { components: [] }, key.key), 404);
+
     // The same router under /api/cli; an unrouted path is a plain 404.
     const viaApi = await json<Manifest>(
       await server.request('GET', `/api/cli/agents/${agent_id}/manifest`),
