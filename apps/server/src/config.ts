@@ -88,6 +88,8 @@ const configSchema = z.object({
   /** Credit budgets per organization (model tokens; see docs/decisions.md); unlimited by default. */
   PADDOCK_CREDIT_BUDGETS: creditBudgets.default(new Map()),
   PADDOCK_DEFAULT_MODEL: z.string().min(1).optional(),
+  /** The model that judges eval runs that name none; the gateway's default model when unset. */
+  PADDOCK_EVAL_JUDGE_MODEL: z.string().min(1).optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_BASE_URL: z.url().optional(),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),

@@ -12,7 +12,7 @@ import {
   type SandboxHost,
   type Services,
 } from '@paddock/core';
-import { createModelRouter } from '@paddock/models';
+import { createEvalJudge, createModelRouter } from '@paddock/models';
 import { createEventLog, createInProcessEventBus, createTurnWorker } from '@paddock/runtime';
 import { findThread, findTurn, openStore, type Store } from '@paddock/store';
 import type { FastifyInstance } from 'fastify';
@@ -94,6 +94,7 @@ export async function startPaddock(
       fileOwner: process.getuid?.() === 0 ? config.PADDOCK_SANDBOX_UID : undefined,
     },
     defaultModel: models.defaultModel,
+    judge: createEvalJudge(models, config.PADDOCK_EVAL_JUDGE_MODEL),
     log: logger,
     faults: options.faults,
   };

@@ -4,6 +4,7 @@ import type { Store } from '@paddock/store';
 import type { ProviderPolicy } from './agents/provider-policy.ts';
 import type { CreditGate } from './credits/credit-gate.ts';
 import type { SecretBox } from './crypto/secret-box.ts';
+import type { EvalJudge } from './evals/eval-judge.ts';
 import type { Faults } from './faults.ts';
 import type { MachineTimings } from './machines/machine-lifecycle.ts';
 import type { SandboxHost } from './turns/sandbox-host.ts';
@@ -50,6 +51,8 @@ export interface Services {
   machines: MachineTimings;
   uploads: Uploads;
   defaultModel: string;
+  /** Judges eval runs through the model gateway. */
+  judge: EvalJudge;
   log: Logger;
   /** Test-only fault injection; undefined in production. */
   faults?: Faults;

@@ -11,7 +11,12 @@ import {
   type LanguageModelV4Usage,
 } from '@ai-sdk/provider';
 import { abortableSleep, abortError } from './scripted/abortable-sleep.ts';
-import { answeredToolCalls, newestUserText, promptCharacters } from './scripted/prompt-reading.ts';
+import {
+  answeredToolCalls,
+  newestUserText,
+  promptCharacters,
+  textBeforeNewestUser,
+} from './scripted/prompt-reading.ts';
 import { quoteToolResults } from './scripted/quote-tool-results.ts';
 import { parseScript } from './scripted/script.ts';
 
@@ -62,7 +67,7 @@ async function answerPrompt(options: LanguageModelV4CallOptions): Promise<Answer
   if (prompt.at(-1)?.role === 'tool') {
     return answerWith(quoteToolResults(answeredToolCalls(prompt)), [], inputChars);
   }
-  const script = parseScript(newestUserText(prompt));
+  const script = parseScript(newestUserText(prompt), textBeforeNewestUser(prompt));
   if (script.sleepMs > 0) await abortableSleep(script.sleepMs, abortSignal);
   if (script.error) {
     throw new APICallError({

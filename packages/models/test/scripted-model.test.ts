@@ -1,6 +1,7 @@
 import { APICallError, generateText, stepCountIs, streamText, tool } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { createEvalJudge } from '../src/judge/eval-judge.ts';
 import { createScriptedModel } from '../src/scripted-model.ts';
 
 const model = createScriptedModel();
@@ -123,5 +124,41 @@ describe('scripted model through streamText', () => {
     });
     controller.abort();
     await expect(call).rejects.toMatchObject({ name: 'AbortError' });
+  });
+});
+
+describe('scripted model as an eval judge (D8: ::verdict, ::expect)', () => {
+  const judge = createEvalJudge({
+    resolve: (id) => (id === 'scripted' ? model : undefined),
+    defaultModel: 'scripted',
+  });
+  const transcript = [
+    { role: 'user', content: 'hello' },
+    { role: 'assistant', content: 'You said: hello' },
+  ];
+  const ask = (criteria: string) =>
+    judge.judge({ model: 'scripted', criteria, transcript, signal: AbortSignal.timeout(5000) });
+
+  it('answers a fixed verdict with ::verdict', async () => {
+    expect(await ask('::verdict pass all good')).toEqual({ passed: true, reason: 'all good' });
+    expect(await ask('Be polite.\n::verdict fail rude')).toEqual({ passed: false, reason: 'rude' });
+  });
+
+  it('looks for text in what it was given before the criteria with ::expect', async () => {
+    expect(await ask('::expect You said: hello')).toEqual({
+      passed: true,
+      reason: 'found "You said: hello" in the conversation',
+    });
+    expect((await ask('::expect goodbye')).passed).toBe(false);
+    // Only earlier messages count: the criteria message itself is not searched.
+    expect((await ask('::expect criteria-only-text criteria-only-text')).passed).toBe(false);
+  });
+
+  it('rejects when the model errs, gives no verdict, or is not served', async () => {
+    await expect(ask('::error judge down')).rejects.toThrow('judge down');
+    await expect(ask('no directive here')).rejects.toThrow(/report_verdict/);
+    await expect(
+      judge.judge({ model: 'openai/x', criteria: '', transcript, signal: AbortSignal.timeout(5000) }),
+    ).rejects.toThrow('the model gateway serves no model "openai/x"');
   });
 });

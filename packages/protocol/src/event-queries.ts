@@ -15,7 +15,8 @@ export const threadEventsPageSchema = z.object({
 
 export const streamQuerySchema = z.strictObject({ after: seqSchema.optional() });
 
-const booleanQuery = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+/** A boolean query parameter: `true`/`false` or `1`/`0`. */
+export const booleanQuery = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 export const taskEventsQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000).default(100),

@@ -1,6 +1,8 @@
 export { backfillOwnTeamGrants } from './migrations/0010-control-plane-agents.ts';
+export * from './repos/agent-components.ts';
 export * from './repos/agent-integrations.ts';
 export * from './repos/agents.ts';
+export * from './repos/eval-runs.ts';
 export * from './repos/events.ts';
 export * from './repos/file-transfers.ts';
 export * from './repos/identity.ts';

@@ -7,6 +7,7 @@ import * as fileTransfers from './migrations/0005-file-transfers.ts';
 import * as loginSessions from './migrations/0006-login-sessions.ts';
 import * as machineLifetimes from './migrations/0007-machine-lifetimes.ts';
 import * as controlPlaneAgents from './migrations/0010-control-plane-agents.ts';
+import * as manifestsEvals from './migrations/0011-manifests-evals.ts';
 
 /** Migrations are listed in code (no directory scan), so the set is the same wherever the store runs. */
 const migrations: Record<string, Migration> = {
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '0006-login-sessions': loginSessions,
   '0007-machine-lifetimes': machineLifetimes,
   '0010-control-plane-agents': controlPlaneAgents,
+  '0011-manifests-evals': manifestsEvals,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -209,6 +209,41 @@ export interface FileTransfersTable {
   closed_at: string | null;
 }
 
+/** An agent's playbook or eval (its instructions, skills and MCP servers live on the agent row). */
+export interface AgentComponentsTable {
+  id: string;
+  agent_id: string;
+  kind: string;
+  name: string;
+  /** JSON: `[{path, content}]`, sorted by path. */
+  files: string;
+  /** SHA-256 of the component's canonical JSON (type, name, files). */
+  hash: string;
+  /** `active` or `archived`. */
+  status: string;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+}
+
+export interface EvalRunsTable {
+  id: string;
+  agent_id: string;
+  eval_id: string;
+  eval_name: string;
+  eval_hash: string;
+  task_id: string;
+  /** `running` until the judge answers, then `passed` (it ran) or `failed` (it errored). */
+  status: string;
+  /** The verdict, 1 or 0, once the judge ran. */
+  passed: number | null;
+  reason: string | null;
+  error: string | null;
+  judge_model: string;
+  created_at: string;
+  finished_at: string | null;
+}
+
 export interface Database {
   users: UsersTable;
   signing_keys: SigningKeysTable;
@@ -226,4 +261,6 @@ export interface Database {
   turns: TurnsTable;
   events: EventsTable;
   file_transfers: FileTransfersTable;
+  agent_components: AgentComponentsTable;
+  eval_runs: EvalRunsTable;
 }

@@ -37,7 +37,7 @@ export function refuseSandboxWrite(ctx: Ctx): void {
 
 /**
  * Applies a spec patch to an agent (inside the caller's transaction) the one way every surface does
- * (PATCH /v2/agents, the control plane's PUT /agents and PUT secrets): `harness` and `machine_kind`
+ * (PATCH /v2/agents, the control plane's PUT /agents, PUT secrets and manifest publish): `harness` and `machine_kind`
  * only as their current value, else 409; the spec hash recomputed, 409 when another agent of the
  * team already has exactly this spec. A patch that changes nothing leaves the agent as it is.
  */

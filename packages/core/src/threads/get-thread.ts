@@ -1,5 +1,5 @@
 import type { Thread, TranscriptMessage } from '@paddock/protocol';
-import { listMessages } from '@paddock/store';
+import { listMessages, type MessageRow } from '@paddock/store';
 import { reachableThread } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { toThread } from './thread-view.ts';
@@ -19,14 +19,17 @@ export async function listThreadMessages({
   await reachableThread(ctx.store.db, ctx.actor, threadId);
   const rows = await listMessages(ctx.store.db, threadId);
   return {
-    items: rows
-      .filter((r) => r.role !== 'tool' && r.content !== '')
-      .map((r) => ({
-        id: r.id,
-        role: r.role,
-        content: r.content,
-        created_at: r.created_at,
-        metadata: JSON.parse(r.metadata),
-      })),
+    items: rows.filter(inTranscript).map((r) => ({
+      id: r.id,
+      role: r.role,
+      content: r.content,
+      created_at: r.created_at,
+      metadata: JSON.parse(r.metadata),
+    })),
   };
+}
+
+/** Whether a stored message is shown in the transcript (tool traffic and empty steps are not). */
+export function inTranscript(row: MessageRow): boolean {
+  return row.role !== 'tool' && row.content !== '';
 }

@@ -16,6 +16,24 @@ export function newestUserText(prompt: LanguageModelV4Prompt): string {
   return '';
 }
 
+/** Text of every message before the newest user message (system text included), newline-joined. */
+export function textBeforeNewestUser(prompt: LanguageModelV4Prompt): string {
+  let newest = prompt.length;
+  for (let i = prompt.length - 1; i >= 0; i--) {
+    if (prompt[i].role === 'user') {
+      newest = i;
+      break;
+    }
+  }
+  return prompt
+    .slice(0, newest)
+    .flatMap((message) => {
+      if (message.role === 'system') return [message.content];
+      return message.content.flatMap((part) => (part.type === 'text' ? [part.text] : []));
+    })
+    .join('\n');
+}
+
 /** Tool calls made since the newest user message, paired with their results, in call order. */
 export function answeredToolCalls(prompt: LanguageModelV4Prompt): AnsweredToolCall[] {
   let start = 0;

@@ -4,12 +4,17 @@ export interface Script {
   error?: string;
   /** Plain lines, joined with a space; empty when the message held only directives. */
   text: string;
-  toolCalls: { toolName: string; input: Record<string, string> }[];
+  toolCalls: { toolName: string; input: Record<string, unknown> }[];
 }
 
 const outcomeStatuses = new Set(['success', 'fail', 'need_more_info']);
+const verdicts = new Set(['pass', 'fail']);
 
-export function parseScript(message: string): Script {
+/**
+ * `earlier` is the text of the prompt before the message (system text included), which `::expect`
+ * looks in.
+ */
+export function parseScript(message: string, earlier = ''): Script {
   const script: Script = { sleepMs: 0, text: '', toolCalls: [] };
   const plain: string[] = [];
   const lines = message.split(/\r?\n/);
@@ -34,6 +39,18 @@ export function parseScript(message: string): Script {
       script.toolCalls.push({
         toolName: 'report_outcome',
         input: { status, summary: summary.join(' ').trim() },
+      });
+    } else if (directive === '::verdict' && verdicts.has(rest.split(' ')[0])) {
+      const [verdict, ...reason] = rest.split(' ');
+      script.toolCalls.push({
+        toolName: 'report_verdict',
+        input: { passed: verdict === 'pass', reason: reason.join(' ').trim() || verdict },
+      });
+    } else if (directive === '::expect' && rest) {
+      const found = earlier.includes(rest);
+      script.toolCalls.push({
+        toolName: 'report_verdict',
+        input: { passed: found, reason: `${found ? 'found' : 'did not find'} "${rest}" in the conversation` },
       });
     } else if (line) {
       plain.push(line);

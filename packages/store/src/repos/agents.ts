@@ -74,3 +74,17 @@ export async function updateAgentProfile(
 ): Promise<void> {
   await db.updateTable('agents').set(profile).where('id', '=', id).execute();
 }
+
+/**
+ * Locks the agent row for the rest of the transaction (PostgreSQL row lock; SQLite has one writer)
+ * by writing it unchanged, and answers it as it now stands: writes that compare the agent's
+ * revision before changing it start here, so two of them cannot both see the same revision.
+ */
+export function lockAgent(db: Db, id: string): Promise<AgentRow | undefined> {
+  return db
+    .updateTable('agents')
+    .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}

@@ -1,6 +1,8 @@
 import type { Services } from '@paddock/core';
 import type { FastifyInstance } from 'fastify';
 import { agentRoutes } from './agents.ts';
+import { evalRoutes } from './evals.ts';
+import { manifestRoutes } from './manifests.ts';
 import { credentialRoutes } from './tokens.ts';
 
 /** The control plane's prefixes (spec rules 9 and 10): one router, the same handlers and checks. */
@@ -21,6 +23,8 @@ export async function controlPlaneRoutes(app: FastifyInstance, services: Service
           });
         credentialRoutes(cli, services);
         agentRoutes(cli, services);
+        manifestRoutes(cli, services);
+        evalRoutes(cli, services);
       },
       { prefix },
     );

@@ -1,0 +1,35 @@
+import { getManifest, getRevision, publishManifest, type Services } from '@paddock/core';
+import { agentParamsSchema, manifestPutBodySchema, manifestSchema, revisionSchema } from '@paddock/protocol';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { ctxOf } from '../context.ts';
+
+const publish = { auth: { scope: 'publish' as const } };
+
+/** Manifests (the agent's whole content as components) and the revision drift check. */
+export function manifestRoutes(app: FastifyInstance, services: Services): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  r.get(
+    '/agents/:agent_id/manifest',
+    { schema: { params: agentParamsSchema, response: { 200: manifestSchema } } },
+    (request) => getManifest({ ctx: ctxOf(services, request), agentId: request.params.agent_id }),
+  );
+  r.put(
+    '/agents/:agent_id/manifest',
+    {
+      config: publish,
+      schema: { params: agentParamsSchema, body: manifestPutBodySchema, response: { 200: manifestSchema } },
+    },
+    (request) =>
+      publishManifest({
+        ctx: ctxOf(services, request),
+        agentId: request.params.agent_id,
+        body: request.body,
+      }),
+  );
+  r.get(
+    '/agents/:agent_id/revision',
+    { schema: { params: agentParamsSchema, response: { 200: revisionSchema } } },
+    (request) => getRevision({ ctx: ctxOf(services, request), agentId: request.params.agent_id }),
+  );
+}

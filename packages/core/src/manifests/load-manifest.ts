@@ -1,0 +1,95 @@
+import { createHash } from 'node:crypto';
+import type {
+  ComponentFile,
+  ComponentStatus,
+  Manifest,
+  ManifestComponent,
+  ManifestWarning,
+} from '@paddock/protocol';
+import { type AgentComponentRow, type AgentRow, type Db, listAgentComponents } from '@paddock/store';
+import { canonicalJson, type NormalizedSpec } from '../agents/normalize-spec.ts';
+import type { Ctx } from '../context.ts';
+import { instructionsComponent, mcpServerComponent, skillComponent } from './spec-components.ts';
+
+/** A playbook or eval row as a manifest component. */
+export function storedComponent(row: AgentComponentRow): ManifestComponent {
+  return {
+    type: row.kind as 'playbook' | 'eval',
+    name: row.name,
+    files: JSON.parse(row.files) as ComponentFile[],
+    hash: row.hash,
+    status: row.status as ComponentStatus,
+  };
+}
+
+/**
+ * The agent's whole manifest: instructions, skills and MCP servers from its runtime spec, its
+ * active playbooks and evals, and the revision. A name the spec holds twice (possible through the
+ * public API) is shown once, with a warning.
+ */
+export async function loadManifest(ctx: Pick<Ctx, 'secrets'>, db: Db, agent: AgentRow): Promise<Manifest> {
+  const rows = await listAgentComponents(db, agent.id, ['playbook', 'eval']);
+  const warnings: ManifestWarning[] = [];
+  const components: ManifestComponent[] = [];
+  if (agent.instructions !== null) components.push(instructionsComponent(agent.instructions));
+  const named = new Set<string>();
+  const specComponents = [
+    ...(JSON.parse(agent.skills) as NormalizedSpec['skills']).map(skillComponent),
+    ...(JSON.parse(agent.mcp_servers) as NormalizedSpec['mcp_servers']).map(mcpServerComponent),
+  ];
+  for (const c of specComponents) {
+    const key = `${c.type}\u0000${c.name}`;
+    if (named.has(key)) {
+      warnings.push({
+        type: c.type,
+        name: c.name,
+        code: 'duplicate_name',
+        message: `the agent's spec holds more than one ${c.type} named ${c.name}; the manifest shows the first`,
+      });
+      continue;
+    }
+    named.add(key);
+    components.push(c);
+  }
+  // In the spec's order of types: playbooks, then evals.
+  for (const kind of ['playbook', 'eval'])
+    components.push(...rows.filter((r) => r.kind === kind).map(storedComponent));
+  return {
+    agent_id: agent.id,
+    revision: revisionOf(ctx, agent, rows),
+    components,
+    ...(warnings.length > 0 ? { warnings } : {}),
+  };
+}
+
+/** `GET /agents/{id}/revision` without the rest of the manifest. */
+export async function loadRevision(ctx: Pick<Ctx, 'secrets'>, db: Db, agent: AgentRow): Promise<string> {
+  return revisionOf(ctx, agent, await listAgentComponents(db, agent.id, ['playbook', 'eval']));
+}
+
+/**
+ * The revision: SHA-256 (hex) over the instructions, skills and MCP servers as the runtime reads
+ * them, the active playbooks and evals (name and content hash) and the secrets' key names, never
+ * their values. Integrations and the agent's other fields do not enter it.
+ */
+function revisionOf(ctx: Pick<Ctx, 'secrets'>, agent: AgentRow, active: AgentComponentRow[]): string {
+  const secretNames = agent.secrets_enc
+    ? Object.keys(JSON.parse(ctx.secrets.open(agent.secrets_enc))).sort()
+    : [];
+  const byKind = (kind: string) =>
+    active
+      .filter((r) => r.kind === kind && r.status === 'active')
+      .map((r) => ({ name: r.name, hash: r.hash }));
+  return createHash('sha256')
+    .update(
+      canonicalJson({
+        instructions: agent.instructions,
+        skills: JSON.parse(agent.skills),
+        mcp_servers: JSON.parse(agent.mcp_servers),
+        playbooks: byKind('playbook'),
+        evals: byKind('eval'),
+        secret_names: secretNames,
+      }),
+    )
+    .digest('hex');
+}
