@@ -6,6 +6,7 @@ import * as detachedRunners from './migrations/0003-detached-runners.ts';
 import * as fileTransfers from './migrations/0005-file-transfers.ts';
 import * as loginSessions from './migrations/0006-login-sessions.ts';
 import * as machineLifetimes from './migrations/0007-machine-lifetimes.ts';
+import * as orchestrationsMcp from './migrations/0012-orchestrations-mcp.ts';
 
 /** Migrations are listed in code (no directory scan), so the set is the same wherever the store runs. */
 const migrations: Record<string, Migration> = {
@@ -15,6 +16,7 @@ const migrations: Record<string, Migration> = {
   '0005-file-transfers': fileTransfers,
   '0006-login-sessions': loginSessions,
   '0007-machine-lifetimes': machineLifetimes,
+  '0012-orchestrations-mcp': orchestrationsMcp,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -1,5 +1,7 @@
 import type { Services } from '@paddock/core';
 import type { FastifyInstance } from 'fastify';
+import { mcpServerRoutes } from './mcp-servers.ts';
+import { orchestrationRoutes } from './orchestrations.ts';
 import { credentialRoutes } from './tokens.ts';
 
 /** The control plane's prefixes (spec rules 9 and 10): one router, the same handlers and checks. */
@@ -19,6 +21,8 @@ export async function controlPlaneRoutes(app: FastifyInstance, services: Service
             route.schema = { ...route.schema, hide: true };
           });
         credentialRoutes(cli, services);
+        orchestrationRoutes(cli, services);
+        mcpServerRoutes(cli, services);
       },
       { prefix },
     );
