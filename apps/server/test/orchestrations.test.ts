@@ -394,6 +394,18 @@ describe.each(testDatabases())('orchestrations on $name', (database) => {
       200,
     );
     expect(peerKeys.items.map((k) => k.agent_id)).toEqual([b]);
+    // Reaching a peer does not make its keys a's: no minting one (which would reach b's own peers),
+    // no revoking one.
+    const minted = await cli('POST', `/agents/${b}/keys`, { body: {}, token: keyA });
+    expect((await json<{ detail: { code: string } }>(minted, 403)).detail.code).toBe(
+      'credential_scope_denied',
+    );
+    const [bKey] = (await json<{ items: { id: string }[] }>(await cli('GET', `/agents/${b}/keys`), 200))
+      .items;
+    const revoked = await cli('DELETE', `/keys/${bKey!.id}`, { token: keyA });
+    expect((await json<{ detail: string }>(revoked, 404)).detail).toBe('Key not found');
+    const stillListed = await json<{ items: { id: string }[] }>(await cli('GET', `/agents/${b}/keys`), 200);
+    expect(stillListed.items.map((k) => k.id)).toContain(bKey!.id);
     const nonPeer = await cli('GET', `/agents/${c}/keys`, { token: keyA });
     expect((await json<{ detail: string }>(nonPeer, 404)).detail).toBe('Agent not found');
 
