@@ -388,7 +388,11 @@ describe.each(testDatabases())('orchestrations on $name', (database) => {
     expect(await reads(keyC, a)).toBe(404);
     expect(await reads(keyC, d)).toBe(404);
     // Peers through the public surface too: a's key starts a thread of b, and lists b's keys.
-    await json(await server.request('POST', '/v2/threads', { body: { agent_id: b }, token: keyA }), 201);
+    const peerThread = await json<{ thread_id: string }>(
+      await server.request('POST', '/v2/threads', { body: { agent_id: b }, token: keyA }),
+      201,
+    );
+    await json(await server.request('GET', `/v2/threads/${peerThread.thread_id}`, { token: keyA }), 200);
     const peerKeys = await json<{ items: { agent_id: string }[] }>(
       await cli('GET', `/agents/${b}/keys`, { token: keyA }),
       200,
@@ -418,6 +422,8 @@ describe.each(testDatabases())('orchestrations on $name', (database) => {
     expect(await reads(keyB, a)).toBe(404);
     expect(await reads(keyC, d)).toBe(200);
     expect(await reads(keyA, a)).toBe(200);
+    const gone = await server.request('GET', `/v2/threads/${peerThread.thread_id}`, { token: keyA });
+    expect((await json<{ detail: string }>(gone, 404)).detail).toBe('Thread not found');
   });
 });
 

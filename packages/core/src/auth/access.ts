@@ -25,7 +25,13 @@ export async function reachableThread(db: Db, actor: Actor, threadId: string): P
   if (!thread) throw threadNotFound();
   const binding = actor.credential.binding;
   if (binding.type === 'thread' && binding.threadId !== thread.id) throw threadNotFound();
-  if (binding.type === 'agent' && binding.agentId !== thread.agent_id) throw threadNotFound();
+  // An agent-bound credential reaches the threads of its agent and of its orchestration peers.
+  if (
+    binding.type === 'agent' &&
+    binding.agentId !== thread.agent_id &&
+    !(await haveOrchestrationEdge(db, binding.agentId, thread.agent_id))
+  )
+    throw threadNotFound();
   if (!actor.teamIds.has(thread.team_id)) throw threadNotFound();
   return thread;
 }
