@@ -19,8 +19,13 @@ export async function createAgent(
   return json(await server.request('POST', '/v2/threads', { body: { agent: spec }, token }), 201);
 }
 
-/** A user of another organization and team, with a read,publish token: its agents are out of the admin's reach. */
-export async function outsiderToken(server: TestServer): Promise<string> {
+/**
+ * A user of another organization and team of the deployment, with a `read,publish` token: what
+ * the admin's team holds is out of its reach, and the other way round.
+ */
+export async function strangerToken(
+  server: TestServer,
+): Promise<{ token: string; teamId: string; orgId: string }> {
   const { db } = server.paddock.services.store;
   const at = timestamp();
   const userId = newId();
@@ -28,15 +33,21 @@ export async function outsiderToken(server: TestServer): Promise<string> {
   const teamId = newId();
   await insertUser(db, {
     id: userId,
-    username: `outsider-${userId}`,
+    username: `stranger-${userId}`,
     password_hash: null,
     issuer: null,
     subject: null,
     created_at: at,
   });
-  await insertOrg(db, { id: orgId, name: `outside-${orgId}`, created_at: at });
+  await insertOrg(db, { id: orgId, name: `other-${orgId}`, created_at: at });
   await insertOrgMember(db, { org_id: orgId, user_id: userId, role: 'owner', created_at: at });
-  await insertTeam(db, { id: teamId, org_id: orgId, name: 'outside', created_at: at });
+  await insertTeam(db, { id: teamId, org_id: orgId, name: 'other', created_at: at });
   await insertTeamMember(db, { team_id: teamId, user_id: userId, role: 'owner', created_at: at });
-  return (await mintToken(db, { kind: 'pat', userId, name: 'outsider', scopes: ['read', 'publish'] })).token;
+  const { token } = await mintToken(db, {
+    kind: 'pat',
+    userId,
+    name: 'stranger',
+    scopes: ['read', 'publish'],
+  });
+  return { token, teamId, orgId };
 }

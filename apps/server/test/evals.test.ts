@@ -4,7 +4,7 @@ import { newId } from '@paddock/protocol';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOf, createAgent, outsiderToken } from './control-plane-helpers.ts';
+import { cliOf, createAgent, strangerToken } from './control-plane-helpers.ts';
 import { adminTokenWith, json, settled } from './helpers.ts';
 
 interface EvalRun {
@@ -326,7 +326,7 @@ describe.each(testDatabases())('evals on $name', (database) => {
       .execute();
     expect(stored).toEqual([]);
 
-    const outsider = await outsiderToken(server);
+    const outsider = (await strangerToken(server)).token;
     const theirs = await createAgent(server, { instructions: 'theirs' }, outsider);
     for (const id of [theirs.agent_id, newId()]) {
       for (const [method, path] of [

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOf, createAgent, outsiderToken } from './control-plane-helpers.ts';
+import { cliOf, createAgent, strangerToken } from './control-plane-helpers.ts';
 import { adminTokenWith, allEvents, json, settled } from './helpers.ts';
 
 interface File {
@@ -530,7 +530,7 @@ describe.each(testDatabases())('manifests on $name', (database) => {
     expect(await componentRows(agent_id)).toEqual([]);
 
     // Another organization's agent, and one that does not exist, look alike.
-    const outsider = await outsiderToken(server);
+    const outsider = (await strangerToken(server)).token;
     const theirs = await createAgent(server, { instructions: 'theirs' }, outsider);
     await json(await cli('GET', `/agents/${theirs.agent_id}/manifest`, { token: outsider }), 200);
     for (const id of [theirs.agent_id, '0190c3c8-7a86-7000-8000-000000000000']) {

@@ -40,6 +40,8 @@ export const mcpServerSchema = z
     args: z.array(z.string()).optional(),
     env: z.record(envNameSchema, z.string()).optional(),
     headers: z.record(z.string(), z.string()).optional(),
+    /** `false` switches the server off without removing it (not probed, reported disabled). */
+    enabled: z.boolean().optional(),
   })
   .refine((s) => (s.url === undefined) !== (s.command === undefined), {
     message: 'give exactly one of url or command',

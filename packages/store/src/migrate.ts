@@ -8,6 +8,7 @@ import * as loginSessions from './migrations/0006-login-sessions.ts';
 import * as machineLifetimes from './migrations/0007-machine-lifetimes.ts';
 import * as controlPlaneAgents from './migrations/0010-control-plane-agents.ts';
 import * as manifestsEvals from './migrations/0011-manifests-evals.ts';
+import * as orchestrationsMcp from './migrations/0012-orchestrations-mcp.ts';
 
 /** Migrations are listed in code (no directory scan), so the set is the same wherever the store runs. */
 const migrations: Record<string, Migration> = {
@@ -19,6 +20,7 @@ const migrations: Record<string, Migration> = {
   '0007-machine-lifetimes': machineLifetimes,
   '0010-control-plane-agents': controlPlaneAgents,
   '0011-manifests-evals': manifestsEvals,
+  '0012-orchestrations-mcp': orchestrationsMcp,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

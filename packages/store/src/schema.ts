@@ -244,6 +244,60 @@ export interface EvalRunsTable {
   finished_at: string | null;
 }
 
+/** A team's orchestration (D13); `revision` is the hash over name, members and edges. */
+export interface OrchestrationsTable {
+  id: string;
+  team_id: string;
+  name: string;
+  revision: string;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface OrchestrationMembersTable {
+  orchestration_id: string;
+  agent_id: string;
+  role: string | null;
+  /** Declared order. */
+  position: number;
+}
+
+export interface OrchestrationEdgesTable {
+  orchestration_id: string;
+  from_agent_id: string;
+  to_agent_id: string;
+  position: number;
+}
+
+/** The control plane's last probe of an agent's remote MCP server. */
+export interface McpServerProbesTable {
+  agent_id: string;
+  server_name: string;
+  /** The URL probed: a probe of another URL than the server's current one is stale. */
+  target: string;
+  /** `http` (streamable HTTP) or `sse`: the transport the probe connected with, or tried last. */
+  transport: string;
+  /** `ok` or `error`. */
+  status: string;
+  error: string | null;
+  tool_count: number | null;
+  /** 1 when the server answered 401 with OAuth metadata. */
+  oauth_required: number;
+  checked_at: string;
+}
+
+/** An agent's OAuth token for one of its MCP servers, sealed with the deployment's secret key. */
+export interface McpOauthTokensTable {
+  agent_id: string;
+  server_name: string;
+  access_token_sealed: string;
+  refresh_token_sealed: string | null;
+  expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   users: UsersTable;
   signing_keys: SigningKeysTable;
@@ -263,4 +317,9 @@ export interface Database {
   file_transfers: FileTransfersTable;
   agent_components: AgentComponentsTable;
   eval_runs: EvalRunsTable;
+  orchestrations: OrchestrationsTable;
+  orchestration_members: OrchestrationMembersTable;
+  orchestration_edges: OrchestrationEdgesTable;
+  mcp_server_probes: McpServerProbesTable;
+  mcp_oauth_tokens: McpOauthTokensTable;
 }

@@ -28,9 +28,17 @@ export async function mintAgentKey(input: {
 }): Promise<AgentKey & { key: string }> {
   const { ctx } = input;
   const agent = await reachableAgent(ctx.store.db, ctx.actor, input.agentId);
-  // A key reaches the whole agent: a credential bound to one of its threads must not widen itself.
-  if (ctx.actor.credential.binding.type === 'thread')
+  // A key reaches the whole agent: a credential bound to one of its threads must not widen itself,
+  // nor may an agent's key mint one for an orchestration peer it reaches (whose own peers it would
+  // then reach in turn).
+  const binding = ctx.actor.credential.binding;
+  if (binding.type === 'thread')
     throw new PaddockError('credential_scope_denied', 'a thread-bound credential cannot mint agent keys');
+  if (binding.type === 'agent' && binding.agentId !== agent.id)
+    throw new PaddockError(
+      'credential_scope_denied',
+      'an agent-bound credential mints keys for its own agent only',
+    );
   const name = input.name ?? 'agent key';
   const created_at = timestamp();
   const minted = await mintToken(ctx.store.db, {
@@ -58,6 +66,9 @@ export async function revokeAgentKey(input: { ctx: Ctx; keyId: string }): Promis
   await reachableAgent(ctx.store.db, ctx.actor, row.agent_id).catch(() => {
     throw keyNotFound();
   });
+  // A peer's keys are not an agent key's to revoke.
+  const binding = ctx.actor.credential.binding;
+  if (binding.type === 'agent' && binding.agentId !== row.agent_id) throw keyNotFound();
   if (!(await revokeLiveToken(ctx.store.db, row.id, timestamp()))) throw keyNotFound();
 }
 

@@ -1,5 +1,13 @@
 import type { Scope } from '@paddock/protocol';
-import { type AgentRow, type Db, findAgent, findTeamRole, findThread, type ThreadRow } from '@paddock/store';
+import {
+  type AgentRow,
+  type Db,
+  findAgent,
+  findTeamRole,
+  findThread,
+  haveOrchestrationEdge,
+  type ThreadRow,
+} from '@paddock/store';
 import type { Actor } from '../context.ts';
 import { agentNotFound, PaddockError, threadNotFound } from '../errors.ts';
 
@@ -18,16 +26,32 @@ export async function reachableThread(db: Db, actor: Actor, threadId: string): P
   if (!thread) throw threadNotFound();
   const binding = actor.credential.binding;
   if (binding.type === 'thread' && binding.threadId !== thread.id) throw threadNotFound();
-  if (binding.type === 'agent' && binding.agentId !== thread.agent_id) throw threadNotFound();
+  // An agent-bound credential reaches the threads of its agent and of its orchestration peers.
+  if (
+    binding.type === 'agent' &&
+    binding.agentId !== thread.agent_id &&
+    !(await haveOrchestrationEdge(db, binding.agentId, thread.agent_id))
+  )
+    throw threadNotFound();
   if (!actor.teamIds.has(thread.team_id)) throw threadNotFound();
   return thread;
 }
 
+/**
+ * An agent the actor may reach, else 404 `Agent not found`. An agent-bound credential reaches its
+ * agent and the agents it shares an orchestration edge with, in either direction (spec
+ * Authentication 12); the user behind it must still belong to the peer's team.
+ */
 export async function reachableAgent(db: Db, actor: Actor, agentId: string): Promise<AgentRow> {
   const agent = await findAgent(db, agentId);
   if (!agent) throw agentNotFound();
   const binding = actor.credential.binding;
-  if (binding.type === 'agent' && binding.agentId !== agent.id) throw agentNotFound();
+  if (
+    binding.type === 'agent' &&
+    binding.agentId !== agent.id &&
+    !(await haveOrchestrationEdge(db, binding.agentId, agent.id))
+  )
+    throw agentNotFound();
   if (binding.type === 'thread') {
     const thread = await findThread(db, binding.threadId);
     if (thread?.agent_id !== agent.id) throw agentNotFound();

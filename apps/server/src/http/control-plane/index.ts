@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { agentRoutes } from './agents.ts';
 import { evalRoutes } from './evals.ts';
 import { manifestRoutes } from './manifests.ts';
+import { mcpServerRoutes } from './mcp-servers.ts';
+import { orchestrationRoutes } from './orchestrations.ts';
 import { credentialRoutes } from './tokens.ts';
 
 /** The control plane's prefixes (spec rules 9 and 10): one router, the same handlers and checks. */
@@ -25,6 +27,8 @@ export async function controlPlaneRoutes(app: FastifyInstance, services: Service
         agentRoutes(cli, services);
         manifestRoutes(cli, services);
         evalRoutes(cli, services);
+        orchestrationRoutes(cli, services);
+        mcpServerRoutes(cli, services);
       },
       { prefix },
     );
