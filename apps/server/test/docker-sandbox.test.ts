@@ -7,7 +7,7 @@ import { testDatabases } from '@paddock/testing';
 import { ensureTestImage, startTestDockerd, type TestDockerd } from '@paddock/testing/docker';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { agentSpec, allEvents, json, settled } from './helpers.ts';
+import { agentSpec, allEvents, json, sandboxToken, settled } from './helpers.ts';
 
 /**
  * sandbox_b: threads in containers on a Docker engine. The test starts Debian's dockerd on a socket
@@ -84,6 +84,13 @@ describe.skipIf(unavailable !== undefined).each(testDatabases())(
       const offered = capabilities.providers.find((p) => p.machine_kind === 'sandbox_b')!;
       expect(offered).toMatchObject({ available: true, sizes: ['L'] });
       expect(offered.isolation).toContain(`Docker containers on ${dockerHost()}`);
+      // Every runtime may run on sandbox_b, knowledge_cloud included.
+      await json(
+        await server.request('POST', '/v2/threads', {
+          body: { agent: agentSpec({ machine_kind: 'sandbox_b', harness: 'knowledge_cloud' }) },
+        }),
+        201,
+      );
 
       const { thread_id } = await json<{ thread_id: string }>(
         await server.request('POST', '/v2/threads', {
@@ -147,6 +154,17 @@ describe.skipIf(unavailable !== undefined).each(testDatabases())(
       expect(listing.items.map((i) => i.name)).toContain('note.txt');
       const content = await server.request('GET', `/v2/tasks/${thread_id}/files/content?path=note.txt`);
       expect(await content.text()).toBe('kept\n');
+
+      // Code runs go to the same container, with the sandbox's own credential.
+      const token = await sandboxToken(server, thread_id);
+      const run = await json<{ exit_code: number; stdout: string }>(
+        await server.request('POST', `/v2/tasks/${thread_id}/code/run/sync`, {
+          token,
+          body: { language: 'bash', code: 'hostname; cat /etc/paddock-sandbox-image | head -1' },
+        }),
+        200,
+      );
+      expect(run).toMatchObject({ exit_code: 0, stdout: 'sandbox\nsuite=bookworm\n' });
 
       // Past L's 4 GiB of memory a process is killed; the sandbox itself lives on.
       const hog = `${process.execPath} -e 'const a = []; for (;;) a.push(Buffer.alloc(256 << 20, 1))'`;
