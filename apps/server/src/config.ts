@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { defaultDockerHost, defaultSandboxImage, parseDockerHost } from '@paddock/sandbox';
 import { z } from 'zod';
 
 const positiveMs = z.coerce.number().int().positive();
@@ -78,6 +79,22 @@ const configSchema = z.object({
   PADDOCK_SANDBOX: z.enum(['auto', 'bwrap', 'process']).default('auto'),
   /** D4: the deployment config file (provider switches and rollouts), YAML or JSON. */
   PADDOCK_CONFIG: z.string().min(1).optional(),
+  /** sandbox_b: the Docker engine, on this host (workspaces are bind-mounted), and its base image. */
+  DOCKER_HOST: z
+    .string()
+    .default(defaultDockerHost)
+    .refine((value) => {
+      try {
+        parseDockerHost(value);
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'must be unix:///path/to/docker.sock or tcp://host:port'),
+  PADDOCK_DOCKER_IMAGE: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9._/:-]*$/, 'must be a Docker image name (repo:tag)')
+    .default(defaultSandboxImage),
   PADDOCK_SANDBOX_UID: z.coerce.number().int().positive().default(65534),
   PADDOCK_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PADDOCK_BODY_LIMIT_BYTES: z.coerce

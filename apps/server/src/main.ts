@@ -1,4 +1,5 @@
 import { ConfigError, parseConfig } from './config.ts';
+import { runDockerImage } from './docker-image-main.ts';
 import { startPaddock } from './paddock.ts';
 import { runRunner } from './runner-main.ts';
 
@@ -13,6 +14,7 @@ try {
 
 try {
   if (process.argv[2] === 'runner') await runRunner(config);
+  else if (process.argv[2] === 'docker-image') await runDockerImage(config, process.argv.slice(3));
   else await serve(config);
 } catch (error) {
   if (!(error instanceof ConfigError)) throw error;

@@ -20,6 +20,7 @@ import type { Logger } from 'pino';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { loadDeploymentConfig } from './deployment-config.ts';
+import { startDockerSandboxes } from './docker-sandboxes.ts';
 import { createLogger } from './logger.ts';
 import { providerAvailability } from './provider-availability.ts';
 import { routedSandboxHost } from './routed-sandbox-host.ts';
@@ -69,13 +70,14 @@ export async function startPaddock(
     defaultModel: config.PADDOCK_DEFAULT_MODEL,
   });
   const events = createEventLog(store, createInProcessEventBus());
-  let availability = providerAvailability('starting');
+  const starting = { available: false, reason: 'the server is starting' };
+  let availability = () => providerAvailability('starting', true, starting);
   const uploadBackend = createUploadBackend(config);
   const services: Services = {
     store,
     events,
     secrets,
-    providers: createProviderPolicy(deployment.providers, () => availability),
+    providers: createProviderPolicy(deployment.providers, () => availability()),
     sandboxes: undefined as unknown as Services['sandboxes'],
     credits: budgetCreditGate({ store, budgets: config.PADDOCK_CREDIT_BUDGETS }),
     workspacesDir: join(config.dataDir, 'workspaces'),
@@ -163,8 +165,19 @@ export async function startPaddock(
       shutdown: () => runner.shutdown(),
     };
   }
-  services.sandboxes = routedSandboxHost(sandboxes.host, selfHosted);
-  availability = providerAvailability(sandboxes.isolation, sandboxes.sharedFolders);
+  // sandbox_b: containers on the Docker engine at DOCKER_HOST, hosted by this process in every mode.
+  const docker = await startDockerSandboxes({
+    dockerHost: config.DOCKER_HOST,
+    image: config.PADDOCK_DOCKER_IMAGE,
+    stateDir: join(config.dataDir, 'sandboxes-docker'),
+    apiTarget: { host: config.HOST, port },
+    apiUrl: url,
+    sandboxUid: config.PADDOCK_SANDBOX_UID,
+    logger,
+  });
+  services.sandboxes = routedSandboxHost(sandboxes.host, { sandbox_e: selfHosted, sandbox_b: docker.host });
+  availability = () =>
+    providerAvailability(sandboxes.isolation, sandboxes.sharedFolders, docker.availability());
   const executor = createTurnExecutor(services);
   const worker = createTurnWorker({
     store,
@@ -201,6 +214,7 @@ export async function startPaddock(
       await uploadPurge.stop();
       selfHosted.close();
       await sandboxes.shutdown();
+      await docker.shutdown();
       await app.close();
       await store.close();
     },

@@ -10,15 +10,17 @@ const notYet = (what: string): ProviderAvailability => ({
 /**
  * Which providers this host can run, and why not. `sandbox_a` is the local provider with the
  * isolation the runner found (bubblewrap, else plain processes, or the detached runners'), and
- * shared folders where it can mount them (bubblewrap as root).
+ * shared folders where it can mount them (bubblewrap as root). `sandbox_b` is what the Docker
+ * engine's probe found (see docker-sandboxes.ts).
  */
 export function providerAvailability(
   localIsolation: string,
-  sharedFolders = true,
+  sharedFolders: boolean,
+  docker: ProviderAvailability,
 ): Record<MachineKind, ProviderAvailability> {
   return {
     sandbox_a: { available: true, isolation: localIsolation, sharedFolders },
-    sandbox_b: notYet('the Docker provider'),
+    sandbox_b: docker,
     // The local provider's sandboxes, which sleep while idle (c) or end after a lifetime (d).
     sandbox_c: { available: true, isolation: localIsolation, sharedFolders },
     sandbox_d: { available: true, isolation: localIsolation },

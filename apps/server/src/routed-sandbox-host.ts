@@ -1,20 +1,25 @@
 import type { SandboxHost, SandboxPlacement } from '@paddock/core';
-import type { SandboxExec, SandboxExecResult } from '@paddock/protocol';
-import type { RunnerHub } from './runner-hub.ts';
+import type { MachineKind, SandboxExec, SandboxExecResult } from '@paddock/protocol';
 
 /**
- * The deployment's sandboxes as core sees them: threads of `sandbox_e` agents go to the self-hosted
- * runners their users connected (the `selfHosted` hub), every other thread to the deployment's own
- * host (the in-process runner, or its detached runners). Core places each thread (`place`) before
- * any other call for it; the choice is remembered per thread.
+ * The deployment's sandboxes as core sees them: threads of the providers named in `byKind` go to
+ * that provider's host (`sandbox_e`: the self-hosted runners its users connected; `sandbox_b`: the
+ * Docker engine), every other thread to the deployment's own host (the in-process runner, or its
+ * detached runners). Core places each thread (`place`) before any other call for it; the choice is
+ * remembered per thread.
  */
-export function routedSandboxHost(own: SandboxHost, selfHosted: RunnerHub): SandboxHost {
-  const remote = new Set<string>();
-  const hostOf = (threadId: string): SandboxHost => (remote.has(threadId) ? selfHosted : own);
+export function routedSandboxHost(
+  own: SandboxHost,
+  byKind: Partial<Record<MachineKind, SandboxHost>>,
+): SandboxHost {
+  const placed = new Map<string, SandboxHost>();
+  const hostOf = (threadId: string): SandboxHost => placed.get(threadId) ?? own;
+  const others = Object.values(byKind);
   return {
     place(threadId: string, placement: SandboxPlacement) {
-      if (placement.machineKind === 'sandbox_e') remote.add(threadId);
-      else remote.delete(threadId);
+      const host = byKind[placement.machineKind];
+      if (host) placed.set(threadId, host);
+      else placed.delete(threadId);
       hostOf(threadId).place?.(threadId, placement);
     },
     runnerFor: (threadId) => hostOf(threadId).runnerFor(threadId),
@@ -28,9 +33,9 @@ export function routedSandboxHost(own: SandboxHost, selfHosted: RunnerHub): Sand
       return host.attach(threadId, turnId, fromIndex, onEvent);
     },
     release(turnId) {
-      // Turn ids are unique: the host that does not know the turn ignores it.
+      // Turn ids are unique: a host that does not know the turn ignores it.
       own.release?.(turnId);
-      selfHosted.release(turnId);
+      for (const host of others) host.release?.(turnId);
     },
     interrupt: (threadId, turnId) => hostOf(threadId).interrupt(threadId, turnId),
     interruptOrphan: (threadId) => hostOf(threadId).interruptOrphan?.(threadId),

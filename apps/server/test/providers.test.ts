@@ -68,7 +68,11 @@ describe.each(testDatabases())('sandbox providers on $name', (database) => {
 
   it('refuses a provider switched off (503), one that cannot run here (503) and a runtime it does not take (422)', async () => {
     const path = configFile('providers:\n  sandbox_b: { enabled: true }\n');
-    server = await startTestServer(database, { PADDOCK_CONFIG: path });
+    // No Docker engine there, so sandbox_b cannot run (docker-sandbox.test.ts runs it on one).
+    server = await startTestServer(database, {
+      PADDOCK_CONFIG: path,
+      DOCKER_HOST: 'unix:///nonexistent/docker.sock',
+    });
     const off = await json<{ detail: { code: string } }>(await createOn(server, 'sandbox_c'), 503);
     expect(off.detail.code).toBe('provider_disabled');
     const unavailable = await json<{ detail: { code: string; message: string } }>(

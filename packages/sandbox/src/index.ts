@@ -6,6 +6,16 @@ export type { CgroupConfig } from './cgroups.ts';
 export { defaultCgroupConfig } from './cgroups.ts';
 export type { DetectProviderOptions, ProviderReport } from './detect-provider.ts';
 export { detectProvider } from './detect-provider.ts';
+export type { RootfsOptions } from './docker/base-image.ts';
+export {
+  buildRootfsTarball,
+  defaultSandboxImage,
+  imageMarkerPath,
+  importBaseImage,
+} from './docker/base-image.ts';
+export type { DockerProvider, DockerProviderOptions } from './docker/docker-provider.ts';
+export { createDockerProvider } from './docker/docker-provider.ts';
+export { DockerEngine, defaultDockerHost, parseDockerHost } from './docker/engine.ts';
 export type { SandboxLimits } from './limits.ts';
 export { sandboxLimits } from './limits.ts';
 export type { RunnerMessage, ServerMessage } from './link/protocol.ts';

@@ -1,10 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type MachineKind, providerFacts, type Scope, timestamp } from '@paddock/protocol';
+import { type MachineKind, type MachineSize, providerFacts, type Scope, timestamp } from '@paddock/protocol';
 import { type AgentRow, revokeThreadTokens, revokeToken, type ThreadRow } from '@paddock/store';
 import { mintToken } from '../auth/mint-token.ts';
 import type { Services } from '../context.ts';
 import { lifecycleFor } from '../machines/machine-lifecycle.ts';
+import { bootSize } from '../machines/machine-size.ts';
 import { placeThread, type TurnEventSink } from './sandbox-host.ts';
 
 /**
@@ -49,7 +50,7 @@ export async function ensureThreadSandbox(
   const booted = await sandboxes.ensure(thread.id, {
     workspaceDir,
     env: { ...secrets, PADDOCK_TOKEN: minted.token, PADDOCK_THREAD_ID: thread.id },
-    size: agent.machine_size as 'S' | 'M' | 'L',
+    size: bootSize(kind, agent.machine_size as MachineSize),
     entrypoint: agent.entrypoint ?? undefined,
     onEntrypointOutput: (stream, text, exitCode) => {
       if (exitCode !== undefined && exitCode !== 0) {

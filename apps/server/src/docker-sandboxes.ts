@@ -1,0 +1,124 @@
+import type { ProviderAvailability, SandboxHost } from '@paddock/core';
+import { createDockerProvider, DockerEngine, Runner } from '@paddock/sandbox';
+import type { Logger } from 'pino';
+import { embeddedSandboxHost } from './sandbox-host.ts';
+
+export interface DockerSetup {
+  /** `DOCKER_HOST`: the engine the containers run on, on this host. */
+  dockerHost: string;
+  image: string;
+  stateDir: string;
+  /** The server as this host reaches it: where the sandboxes' API proxy forwards to. */
+  apiTarget: { host: string; port: number };
+  apiUrl: string;
+  sandboxUid: number;
+  logger: Logger;
+  /** How often the engine and the image are looked for again. */
+  probeEveryMs?: number;
+}
+
+export interface DockerSandboxes {
+  /** sandbox_b's threads; a boot while the engine or the image is missing fails with the reason. */
+  host: SandboxHost;
+  /** Whether sandbox_b can run now: the engine answers and has the base image. */
+  availability(): ProviderAvailability;
+  shutdown(): Promise<void>;
+}
+
+/**
+ * sandbox_b: an in-process runner whose provider is the Docker engine at `DOCKER_HOST`. The engine
+ * and the base image are probed at start and every `probeEveryMs` after, so an engine started (or an
+ * image built) later makes the provider available without a restart; the runner is made at the
+ * first probe that finds both.
+ */
+export async function startDockerSandboxes(setup: DockerSetup): Promise<DockerSandboxes> {
+  const log = (level: 'info' | 'warn' | 'error', message: string) =>
+    setup.logger[level]({ component: 'docker' }, message);
+  const engine = new DockerEngine(setup.dockerHost);
+  let runner: Runner | undefined;
+  let host: SandboxHost | undefined;
+  let state: ProviderAvailability = { available: false, reason: 'the Docker engine was not probed yet' };
+  let closed = false;
+
+  async function probe(): Promise<void> {
+    const next = await look();
+    if (next.available && !runner && !closed) {
+      try {
+        const provider = await createDockerProvider({
+          engine,
+          image: setup.image,
+          stateDir: setup.stateDir,
+          sandboxUid: setup.sandboxUid,
+          log,
+        });
+        runner = new Runner({
+          provider,
+          stateDir: setup.stateDir,
+          apiTarget: setup.apiTarget,
+          log,
+          // No standby container: it would hold a sandbox's memory on hosts that never run sandbox_b.
+          standby: { size: 'L', count: 0 },
+        });
+        host = embeddedSandboxHost(runner, setup.apiUrl);
+      } catch (error) {
+        next.available = false;
+        next.reason = `the Docker engine at ${engine.name} failed: ${(error as Error).message}`;
+      }
+    }
+    if (next.available) next.isolation = runner!.provider.isolation;
+    if (next.available !== state.available || next.reason !== state.reason) {
+      if (next.available) log('info', `sandbox_b available: ${next.isolation}`);
+      else log('warn', `sandbox_b unavailable: ${next.reason}`);
+    }
+    state = next;
+  }
+
+  async function look(): Promise<ProviderAvailability> {
+    try {
+      await engine.ping();
+    } catch (error) {
+      return { available: false, reason: `no Docker engine at ${engine.name} (${(error as Error).message})` };
+    }
+    try {
+      if (!(await engine.imageExists(setup.image))) {
+        return {
+          available: false,
+          reason: `the Docker engine at ${engine.name} has no image ${setup.image}; build it with \`npm run docker-image\``,
+        };
+      }
+    } catch (error) {
+      return {
+        available: false,
+        reason: `the Docker engine at ${engine.name} failed: ${(error as Error).message}`,
+      };
+    }
+    return { available: true };
+  }
+
+  await probe();
+  const timer = setInterval(() => void probe().catch(() => {}), setup.probeEveryMs ?? 10_000);
+  timer.unref();
+
+  const current = (): SandboxHost => {
+    if (!host) throw new Error(`sandbox_b cannot run here: ${state.reason}`);
+    return host;
+  };
+  return {
+    host: {
+      runnerFor: () => undefined,
+      isRunning: (threadId) => host?.isRunning(threadId) ?? false,
+      isBooting: (threadId) => host?.isBooting?.(threadId) ?? false,
+      ensure: async (threadId, options) => current().ensure(threadId, options),
+      runTurn: (threadId, command, onEvent) => current().runTurn(threadId, command, onEvent),
+      interrupt: (threadId, turnId) => host?.interrupt(threadId, turnId),
+      steer: async (threadId, turnId, messages) => host?.steer(threadId, turnId, messages) ?? false,
+      exec: async (threadId, request) => current().exec(threadId, request),
+    },
+    availability: () => state,
+    async shutdown() {
+      closed = true;
+      clearInterval(timer);
+      await runner?.shutdown();
+    },
+  };
+}

@@ -1,0 +1,73 @@
+import { sandboxPaths } from '../bwrap-args.ts';
+import type { SandboxLimits } from '../limits.ts';
+
+/** Labels every sandbox container carries, so a runner finds what a crashed one left behind. */
+export const containerLabels = { sandbox: 'dev.paddock.sandbox', runner: 'dev.paddock.runner' };
+
+export interface ContainerConfigInput {
+  image: string;
+  /** The sandbox id (one path segment); names the container. */
+  id: string;
+  /** Identifies the runner that owns the container (see `containerLabels`). */
+  runnerKey: string;
+  /** The supervisor's argv; fixed paths only, never anything of a thread. */
+  command: string[];
+  /** The supervisor's own environment; the thread's arrives over stdin (`configure`). */
+  env: Record<string, string>;
+  /** The uid (and gid) everything in the container runs as. */
+  uid: number;
+  workspaceDir: string;
+  /** Bound read-only at their host paths (the project's packages and node_modules, node). */
+  codePaths: string[];
+  /** Host path of the runner's API proxy socket, bound at /run/paddock/api.sock. */
+  apiSocket?: string;
+  limits: SandboxLimits;
+}
+
+const cpuPeriodMicros = 100_000;
+
+/**
+ * The Engine API's container create body for one sandbox: the supervisor on stdin/stdout (no TTY;
+ * stdin closes when the runner's attachment does), no network but loopback, an unprivileged user
+ * without capabilities, a read-only image, the size's limits, and no log kept by the engine (the
+ * supervisor's output carries the thread's conversation).
+ */
+export function containerConfig(input: ContainerConfigInput): object {
+  const binds = input.codePaths.map((path) => `${path}:${path}:ro`);
+  if (input.apiSocket) binds.push(`${input.apiSocket}:${sandboxPaths.apiSocket}:ro`);
+  binds.push(`${input.workspaceDir}:${sandboxPaths.workspace}`);
+  return {
+    Image: input.image,
+    Entrypoint: [],
+    Cmd: input.command,
+    Env: Object.entries(input.env).map(([name, value]) => `${name}=${value}`),
+    User: `${input.uid}:${input.uid}`,
+    WorkingDir: sandboxPaths.workspace,
+    Hostname: 'sandbox',
+    AttachStdin: true,
+    AttachStdout: true,
+    AttachStderr: true,
+    OpenStdin: true,
+    StdinOnce: true,
+    Tty: false,
+    NetworkDisabled: true,
+    Labels: { [containerLabels.sandbox]: input.id, [containerLabels.runner]: input.runnerKey },
+    HostConfig: {
+      NetworkMode: 'none',
+      Binds: binds,
+      ReadonlyRootfs: true,
+      Tmpfs: { '/tmp': 'rw,nosuid,nodev,mode=1777' },
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      // docker-init reaps the orphans the agent's commands leave; the supervisor is not pid 1.
+      Init: true,
+      Memory: input.limits.memoryBytes,
+      MemorySwap: input.limits.memoryBytes,
+      CpuPeriod: cpuPeriodMicros,
+      CpuQuota: input.limits.cpus * cpuPeriodMicros,
+      PidsLimit: input.limits.pids,
+      LogConfig: { Type: 'none', Config: {} },
+      RestartPolicy: { Name: 'no' },
+    },
+  };
+}

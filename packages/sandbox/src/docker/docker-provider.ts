@@ -1,0 +1,109 @@
+import { createHash } from 'node:crypto';
+import { sandboxPaths } from '../bwrap-args.ts';
+import { bwrapSandboxEnv, loopbackApiUrl } from '../bwrap-env.ts';
+import { chownTree } from '../chown-tree.ts';
+import { defaultCodePaths, supervisorMain } from '../code-paths.ts';
+import { sandboxLimits } from '../limits.ts';
+import type { SandboxProcess, SandboxProvider, SandboxSpec } from '../provider.ts';
+import { containerConfig, containerLabels } from './container-config.ts';
+import { startContainerSandbox } from './container-sandbox.ts';
+import type { DockerEngine } from './engine.ts';
+
+export interface DockerProviderOptions {
+  engine: DockerEngine;
+  /** The base image sandboxes run (built by `paddock docker-image`). */
+  image: string;
+  /** The runner's state dir: it names the runner on its containers (see `containerLabels`). */
+  stateDir: string;
+  /** The uid (and gid) sandboxes run as when the host process is root. Default 65534. */
+  sandboxUid?: number;
+  nodePath?: string;
+  /** Read-only binds at their host paths; defaults to the project's packages/ and node_modules/. */
+  codePaths?: string[];
+  bootTimeoutMs?: number;
+  log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+export interface DockerProvider extends SandboxProvider {
+  readonly kind: 'docker';
+}
+
+/**
+ * `sandbox_b`: a container per sandbox on a Docker engine, running the same supervisor as the other
+ * providers (node and the project's code bound in read-only), with no network but the API proxy.
+ */
+export async function createDockerProvider(options: DockerProviderOptions): Promise<DockerProvider> {
+  const { engine, image } = options;
+  const nodePath = options.nodePath ?? process.execPath;
+  const codePaths = options.codePaths ?? defaultCodePaths(nodePath);
+  const asRoot = process.getuid?.() === 0;
+  // Not root: the workspace belongs to the server's user, so the sandbox runs as that user.
+  const uid = asRoot ? (options.sandboxUid ?? 65534) : (process.getuid?.() ?? 65534);
+  const bootTimeoutMs = options.bootTimeoutMs ?? 30_000;
+  const runnerKey = createHash('sha256').update(options.stateDir).digest('hex').slice(0, 16);
+  const command = [
+    nodePath,
+    supervisorMain,
+    '--workspace',
+    sandboxPaths.workspace,
+    '--proxy-socket',
+    sandboxPaths.apiSocket,
+  ];
+
+  await removeLeftovers(engine, runnerKey, options.log);
+
+  return {
+    kind: 'docker',
+    isolation: [
+      `Docker containers on ${engine.name} from image ${image}`,
+      `runs as uid ${uid} without capabilities`,
+      'no network: only the Paddock API through a proxy socket',
+      'read-only image; memory, cpu and pids limits of the size (sandbox_b: L)',
+    ].join('; '),
+    sharedFolders: false,
+    apiUrlInside: loopbackApiUrl,
+    sandboxEnv: (_workspaceDir, env) => bwrapSandboxEnv(env),
+    async create(spec: SandboxSpec): Promise<SandboxProcess> {
+      // The id names the container, so it must be one plain segment.
+      if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/.test(spec.id))
+        throw new Error(`invalid sandbox id: ${spec.id}`);
+      if (asRoot) await chownTree(spec.workspaceDir, uid, uid);
+      const containerId = await engine.createContainer(
+        `paddock-${spec.id}`,
+        containerConfig({
+          image,
+          id: spec.id,
+          runnerKey,
+          command,
+          env: { PATH: '/usr/bin:/bin' },
+          uid,
+          workspaceDir: spec.workspaceDir,
+          codePaths,
+          apiSocket: spec.apiSocket,
+          limits: sandboxLimits[spec.size],
+        }),
+      );
+      return startContainerSandbox({
+        engine,
+        id: spec.id,
+        containerId,
+        bootTimeoutMs,
+        onStderr: spec.onStderr,
+      });
+    },
+    close: async () => {},
+  };
+}
+
+/** Containers a runner of the same state dir left behind (a crash): their supervisors are cut off. */
+async function removeLeftovers(
+  engine: DockerEngine,
+  runnerKey: string,
+  log: DockerProviderOptions['log'],
+): Promise<void> {
+  const leftovers = await engine.containersLabelled(`${containerLabels.runner}=${runnerKey}`);
+  for (const id of leftovers) {
+    log?.('info', `removing leftover sandbox container ${id.slice(0, 12)}`);
+    await engine.remove(id);
+  }
+}
