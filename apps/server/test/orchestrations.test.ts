@@ -409,6 +409,15 @@ describe.each(testDatabases())('orchestrations on $name', (database) => {
     expect((await json<{ detail: string }>(revoked, 404)).detail).toBe('Key not found');
     const stillListed = await json<{ items: { id: string }[] }>(await cli('GET', `/agents/${b}/keys`), 200);
     expect(stillListed.items.map((k) => k.id)).toContain(bKey!.id);
+    // Nor its secrets, in plaintext or to replace: those stay with the agent's own key.
+    await json(await cli('GET', `/agents/${a}/secrets`, { token: keyA }), 200);
+    for (const [method, body] of [
+      ['GET', undefined],
+      ['PUT', { secrets: { STOLEN: 'x' } }],
+    ] as const) {
+      const refused = await cli(method, `/agents/${b}/secrets`, { body, token: keyA });
+      expect((await json<{ detail: string }>(refused, 404)).detail).toBe('Agent not found');
+    }
     const nonPeer = await cli('GET', `/agents/${c}/keys`, { token: keyA });
     expect((await json<{ detail: string }>(nonPeer, 404)).detail).toBe('Agent not found');
 

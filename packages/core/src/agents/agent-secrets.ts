@@ -12,7 +12,8 @@ export async function getAgentSecrets({
   ctx: Ctx;
   agentId: string;
 }): Promise<{ secrets: Record<string, string> }> {
-  const agent = await reachableAgent(ctx.store.db, ctx.actor, agentId);
+  // An agent key reads its own agent's secrets, never an orchestration peer's.
+  const agent = await reachableAgent(ctx.store.db, ctx.actor, agentId, { peers: false });
   return { secrets: specOf(ctx, agent).secrets ?? {} };
 }
 
@@ -39,7 +40,7 @@ export async function putAgentSecrets({
       { extra: { names: invalid } },
     );
   return ctx.store.transaction(async (trx) => {
-    const agent = await reachableAgent(trx, ctx.actor, agentId);
+    const agent = await reachableAgent(trx, ctx.actor, agentId, { peers: false });
     const updated = await applyAgentPatch(ctx, trx, agent, { secrets });
     return { secrets: specOf(ctx, updated).secrets ?? {} };
   });

@@ -42,14 +42,22 @@ export async function reachableThread(db: Db, actor: Actor, threadId: string): P
  * agent and the agents it shares an orchestration edge with, in either direction (spec
  * Authentication 12); the user behind it must still belong to the peer's team.
  */
-export async function reachableAgent(db: Db, actor: Actor, agentId: string): Promise<AgentRow> {
+export async function reachableAgent(
+  db: Db,
+  actor: Actor,
+  agentId: string,
+  options: {
+    /** `false` where a peer's reach ends: an agent-bound credential then reaches its own agent only (secrets). */
+    peers?: boolean;
+  } = {},
+): Promise<AgentRow> {
   const agent = await findAgent(db, agentId);
   if (!agent) throw agentNotFound();
   const binding = actor.credential.binding;
   if (
     binding.type === 'agent' &&
     binding.agentId !== agent.id &&
-    !(await haveOrchestrationEdge(db, binding.agentId, agent.id))
+    (options.peers === false || !(await haveOrchestrationEdge(db, binding.agentId, agent.id)))
   )
     throw agentNotFound();
   if (binding.type === 'thread') {
