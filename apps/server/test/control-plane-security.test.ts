@@ -22,6 +22,7 @@ interface Fixtures {
   /** The agent the agent key and the thread token are bound to. */
   agentId: string;
   threadId: string;
+  orchestrationId: string;
   /** Fresh objects for calls that consume one (a key to revoke, a token to rename). */
   freshKey(): Promise<string>;
   freshToken(): Promise<string>;
@@ -96,6 +97,180 @@ const routes: RouteCase[] = [
     call: async (f) => ({ path: `/keys/${await f.freshKey()}` }),
     ok: 204,
     write: true,
+  },
+  { method: 'GET', route: '/orgs', call: () => ({ path: '/orgs' }), ok: 200 },
+  { method: 'GET', route: '/orgs/{id}/teams', call: (f) => ({ path: `/orgs/${f.orgId}/teams` }), ok: 200 },
+  {
+    method: 'POST',
+    route: '/orgs/{id}/teams',
+    call: (f) => ({ path: `/orgs/${f.orgId}/teams`, body: { name: `team ${unique()}` } }),
+    ok: 201,
+    write: true,
+    except: boundRefused,
+  },
+  {
+    method: 'GET',
+    route: '/orgs/{id}/teams/{id}/agents',
+    call: (f) => ({ path: `/orgs/${f.orgId}/teams/${f.teamId}/agents` }),
+    ok: 200,
+    userWide: 'object',
+  },
+  {
+    method: 'POST',
+    route: '/agents',
+    call: (f) => ({ path: '/agents', body: { team_id: f.teamId, name: `agent ${unique()}` } }),
+    ok: 201,
+    write: true,
+    except: boundRefused,
+  },
+  { method: 'GET', route: '/agents/{id}', call: (f) => ({ path: `/agents/${f.agentId}` }), ok: 200 },
+  {
+    method: 'PUT',
+    route: '/agents/{id}',
+    call: (f) => ({ path: `/agents/${f.agentId}`, body: { tagline: `tagline ${unique()}` } }),
+    ok: 200,
+    write: true,
+    except: sandboxRefused,
+  },
+  {
+    method: 'GET',
+    route: '/agents/{id}/secrets',
+    call: (f) => ({ path: `/agents/${f.agentId}/secrets` }),
+    ok: 200,
+  },
+  {
+    method: 'PUT',
+    route: '/agents/{id}/secrets',
+    call: (f) => ({ path: `/agents/${f.agentId}/secrets`, body: { secrets: { SUITE: unique() } } }),
+    ok: 200,
+    write: true,
+    except: sandboxRefused,
+  },
+  {
+    method: 'GET',
+    route: '/agents/{id}/connections',
+    call: (f) => ({ path: `/agents/${f.agentId}/connections` }),
+    ok: 200,
+  },
+  ...(['chat', 'meeting'] as const).flatMap((kind): RouteCase[] => [
+    {
+      method: 'PUT',
+      route: `/agents/{id}/connections/${kind}`,
+      call: (f) => ({
+        path: `/agents/${f.agentId}/connections/${kind}`,
+        body:
+          kind === 'chat'
+            ? { bot_token: `xoxb-${unique()}`, signing_secret: unique() }
+            : { bot_name: unique() },
+      }),
+      ok: 200,
+      write: true,
+      except: sandboxRefused,
+    },
+    {
+      method: 'DELETE',
+      route: `/agents/{id}/connections/${kind}`,
+      call: (f) => ({ path: `/agents/${f.agentId}/connections/${kind}` }),
+      ok: 204,
+      write: true,
+      except: sandboxRefused,
+    },
+  ]),
+  {
+    method: 'GET',
+    route: '/agents/{id}/manifest',
+    call: (f) => ({ path: `/agents/${f.agentId}/manifest` }),
+    ok: 200,
+  },
+  {
+    method: 'PUT',
+    route: '/agents/{id}/manifest',
+    call: (f) => ({
+      path: `/agents/${f.agentId}/manifest`,
+      body: {
+        components: [
+          {
+            type: 'instructions',
+            name: 'instructions',
+            files: [{ path: 'instructions.md', content: unique() }],
+          },
+        ],
+      },
+    }),
+    ok: 200,
+    write: true,
+    except: sandboxRefused,
+  },
+  {
+    method: 'GET',
+    route: '/agents/{id}/revision',
+    call: (f) => ({ path: `/agents/${f.agentId}/revision` }),
+    ok: 200,
+  },
+  {
+    method: 'GET',
+    route: '/agents/{id}/evals',
+    call: (f) => ({ path: `/agents/${f.agentId}/evals` }),
+    ok: 200,
+  },
+  {
+    method: 'GET',
+    route: '/agents/{id}/eval-runs',
+    call: (f) => ({ path: `/agents/${f.agentId}/eval-runs` }),
+    ok: 200,
+  },
+  {
+    method: 'POST',
+    route: '/agents/{id}/eval-runs',
+    call: (f) => ({ path: `/agents/${f.agentId}/eval-runs`, body: { task_id: f.threadId } }),
+    ok: 201,
+    write: true,
+  },
+  {
+    method: 'GET',
+    route: '/agents/{id}/mcp-servers',
+    call: (f) => ({ path: `/agents/${f.agentId}/mcp-servers` }),
+    ok: 200,
+  },
+  {
+    method: 'GET',
+    route: '/orgs/{id}/teams/{id}/orchestrations',
+    call: (f) => ({ path: `/orgs/${f.orgId}/teams/${f.teamId}/orchestrations` }),
+    ok: 200,
+    userWide: 'string',
+  },
+  {
+    method: 'POST',
+    route: '/orchestrations',
+    call: (f) => ({
+      path: '/orchestrations',
+      body: { team_id: f.teamId, name: unique(), members: [{ agent_id: f.agentId }], edges: [] },
+    }),
+    ok: 201,
+    write: true,
+    userWide: 'string',
+  },
+  {
+    method: 'GET',
+    route: '/orchestrations/{id}',
+    call: (f) => ({ path: `/orchestrations/${f.orchestrationId}` }),
+    ok: 200,
+    userWide: 'string',
+  },
+  {
+    method: 'GET',
+    route: '/orchestrations/{id}/manifest',
+    call: (f) => ({ path: `/orchestrations/${f.orchestrationId}/manifest` }),
+    ok: 200,
+    userWide: 'string',
+  },
+  {
+    method: 'PUT',
+    route: '/orchestrations/{id}',
+    call: (f) => ({ path: `/orchestrations/${f.orchestrationId}`, body: { name: unique() } }),
+    ok: 200,
+    write: true,
+    userWide: 'string',
   },
 ];
 
@@ -182,7 +357,14 @@ describe.each(testDatabases())('control-plane security on $name', (database) => 
         })
       ).token,
     });
+    const orchestration = await json<{ id: string }>(
+      await server.request('POST', '/v2/cli/orchestrations', {
+        body: { team_id: team.id, name: 'suite', members: [{ agent_id }], edges: [] },
+      }),
+      201,
+    );
     fixtures = {
+      orchestrationId: orchestration.id,
       orgId: team.org_id,
       teamId: team.id,
       agentId: agent_id,
