@@ -1,7 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
-import { readLines, toNdjson } from './ndjson.ts';
+import { toNdjson } from './ndjson.ts';
 import type { RunnerCommand, SupervisorMessage } from './protocol.ts';
 import type { SandboxExit, SandboxProcess } from './provider.ts';
+import { SupervisorChannel } from './supervisor-channel.ts';
 
 export interface ChildSandboxOptions {
   id: string;
@@ -19,7 +20,6 @@ export interface ChildSandboxOptions {
   attachShared?: (hostDir: string) => Promise<void>;
 }
 
-const stderrTailChars = 2000;
 const outputDrainMs = 200;
 
 /** Wraps a spawned supervisor; resolves once it has said `ready`, rejects (after cleaning up) if it never does. */
@@ -40,13 +40,10 @@ class ChildSandboxProcess implements SandboxProcess {
   readonly ready: Promise<void>;
   readonly setFrozen: ((frozen: boolean) => Promise<boolean>) | undefined;
   readonly attachShared: ((hostDir: string) => Promise<void>) | undefined;
-  pid = 0;
   readonly #child: ChildProcess;
+  readonly #channel: SupervisorChannel;
   readonly #beforeKill: ((pid: number) => void) | undefined;
   readonly #cleanup: () => Promise<void>;
-  readonly #listeners = new Set<(message: SupervisorMessage) => void>();
-  readonly #held: SupervisorMessage[] = [];
-  #stderrTail = '';
   #destroying: Promise<void> | undefined;
 
   constructor(options: ChildSandboxOptions) {
@@ -57,6 +54,7 @@ class ChildSandboxProcess implements SandboxProcess {
     this.setFrozen = options.setFrozen;
     this.attachShared = options.attachShared;
     const child = options.child;
+    if (!child.stdout || !child.stderr) throw new Error('supervisor stdout and stderr must be piped');
     // The supervisor may be gone when we write; its exit is reported through `exited`, not here.
     child.stdin?.on('error', () => {});
 
@@ -76,48 +74,20 @@ class ChildSandboxProcess implements SandboxProcess {
       });
       child.once('error', () => resolve({ code: null, signal: null }));
     });
-
-    child.stderr?.setEncoding('utf8');
-    child.stderr?.on('data', (text: string) => {
-      this.#stderrTail = (this.#stderrTail + text).slice(-stderrTailChars);
-      options.onStderr?.(text);
+    this.#channel = new SupervisorChannel({
+      id: this.id,
+      stdout: child.stdout,
+      stderr: child.stderr,
+      exited: this.exited,
+      bootTimeoutMs: options.bootTimeoutMs,
+      onStderr: options.onStderr,
     });
+    child.once('error', (error) => this.#channel.fail(error));
+    this.ready = this.#channel.ready;
+  }
 
-    this.ready = new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`sandbox ${this.id} did not become ready in ${options.bootTimeoutMs} ms`)),
-        options.bootTimeoutMs,
-      );
-      child.once('error', (error) => {
-        clearTimeout(timer);
-        reject(error);
-      });
-      void this.exited.then((exit) => {
-        clearTimeout(timer);
-        reject(
-          new Error(
-            `sandbox ${this.id} exited before ready (code ${exit.code}, signal ${exit.signal}): ${this.#stderrTail.trim()}`,
-          ),
-        );
-      });
-      if (!child.stdout) throw new Error('supervisor stdout must be piped');
-      readLines(child.stdout, (line) => {
-        let message: SupervisorMessage;
-        try {
-          message = JSON.parse(line) as SupervisorMessage;
-        } catch {
-          options.onStderr?.(`unparsable supervisor output: ${line}\n`);
-          return;
-        }
-        if (message.type === 'ready') {
-          this.pid = message.pid;
-          clearTimeout(timer);
-          resolve();
-          return;
-        }
-        this.#deliver(message);
-      });
-    });
+  get pid(): number {
+    return this.#channel.pid;
   }
 
   send(command: RunnerCommand): void {
@@ -127,9 +97,7 @@ class ChildSandboxProcess implements SandboxProcess {
   }
 
   onMessage(listener: (message: SupervisorMessage) => void): () => void {
-    this.#listeners.add(listener);
-    for (const message of this.#held.splice(0)) listener(message);
-    return () => this.#listeners.delete(listener);
+    return this.#channel.onMessage(listener);
   }
 
   destroy(): Promise<void> {
@@ -152,13 +120,5 @@ class ChildSandboxProcess implements SandboxProcess {
       await this.exited;
     }
     await this.#cleanup();
-  }
-
-  #deliver(message: SupervisorMessage): void {
-    if (this.#listeners.size === 0) {
-      this.#held.push(message);
-      return;
-    }
-    for (const listener of this.#listeners) listener(message);
   }
 }

@@ -1,8 +1,9 @@
 import type { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
-import { readLines, toNdjson } from '../ndjson.ts';
+import { toNdjson } from '../ndjson.ts';
 import type { RunnerCommand, SupervisorMessage } from '../protocol.ts';
 import type { SandboxExit, SandboxProcess } from '../provider.ts';
+import { SupervisorChannel } from '../supervisor-channel.ts';
 import { demuxStream } from './demux.ts';
 import type { DockerEngine } from './engine.ts';
 
@@ -14,8 +15,6 @@ export interface ContainerSandboxOptions {
   bootTimeoutMs: number;
   onStderr?: (text: string) => void;
 }
-
-const stderrTailChars = 2000;
 
 /**
  * Starts the container attached to its stdio and resolves once the supervisor inside has said
@@ -46,13 +45,10 @@ class ContainerSandbox implements SandboxProcess {
   readonly id: string;
   readonly exited: Promise<SandboxExit>;
   readonly ready: Promise<void>;
-  pid = 0;
   readonly #engine: DockerEngine;
   readonly #containerId: string;
   readonly #connection: Socket;
-  readonly #listeners = new Set<(message: SupervisorMessage) => void>();
-  readonly #held: SupervisorMessage[] = [];
-  #stderrTail = '';
+  readonly #channel: SupervisorChannel;
   #destroying: Promise<void> | undefined;
 
   constructor(options: ContainerSandboxOptions, connection: Socket) {
@@ -74,42 +70,19 @@ class ContainerSandbox implements SandboxProcess {
         );
       });
     });
-    stdout.resume();
-
-    stderr.setEncoding('utf8');
-    stderr.on('data', (text: string) => {
-      this.#stderrTail = (this.#stderrTail + text).slice(-stderrTailChars);
-      options.onStderr?.(text);
+    this.#channel = new SupervisorChannel({
+      id: this.id,
+      stdout,
+      stderr,
+      exited: this.exited,
+      bootTimeoutMs: options.bootTimeoutMs,
+      onStderr: options.onStderr,
     });
+    this.ready = this.#channel.ready;
+  }
 
-    this.ready = new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`sandbox ${this.id} did not become ready in ${options.bootTimeoutMs} ms`)),
-        options.bootTimeoutMs,
-      );
-      void this.exited.then((exit) => {
-        clearTimeout(timer);
-        reject(
-          new Error(`sandbox ${this.id} exited before ready (code ${exit.code}): ${this.#stderrTail.trim()}`),
-        );
-      });
-      readLines(stdout, (line) => {
-        let message: SupervisorMessage;
-        try {
-          message = JSON.parse(line) as SupervisorMessage;
-        } catch {
-          options.onStderr?.(`unparsable supervisor output: ${line}\n`);
-          return;
-        }
-        if (message.type === 'ready') {
-          this.pid = message.pid;
-          clearTimeout(timer);
-          resolve();
-          return;
-        }
-        this.#deliver(message);
-      });
-    });
+  get pid(): number {
+    return this.#channel.pid;
   }
 
   send(command: RunnerCommand): void {
@@ -119,9 +92,7 @@ class ContainerSandbox implements SandboxProcess {
   }
 
   onMessage(listener: (message: SupervisorMessage) => void): () => void {
-    this.#listeners.add(listener);
-    for (const message of this.#held.splice(0)) listener(message);
-    return () => this.#listeners.delete(listener);
+    return this.#channel.onMessage(listener);
   }
 
   destroy(): Promise<void> {
@@ -134,13 +105,5 @@ class ContainerSandbox implements SandboxProcess {
     await this.#engine.remove(this.#containerId).catch(() => {});
     this.#connection.destroy();
     await this.exited;
-  }
-
-  #deliver(message: SupervisorMessage): void {
-    if (this.#listeners.size === 0) {
-      this.#held.push(message);
-      return;
-    }
-    for (const listener of this.#listeners) listener(message);
   }
 }
