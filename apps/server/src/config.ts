@@ -72,6 +72,11 @@ const configSchema = z.object({
   /** D4: the deployment config file (provider switches and rollouts), YAML or JSON. */
   PADDOCK_CONFIG: z.string().min(1).optional(),
   PADDOCK_SANDBOX_UID: z.coerce.number().int().positive().default(65534),
+  /**
+   * sandbox_f: how QEMU runs the micro-VMs' CPUs. `kvm` (hardware virtualization) is the only one for
+   * real use; `tcg` (software emulation) is for tests on hosts whose KVM cannot run guests.
+   */
+  PADDOCK_MICROVM_ACCEL: z.enum(['kvm', 'tcg']).default('kvm'),
   PADDOCK_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PADDOCK_BODY_LIMIT_BYTES: z.coerce
     .number()

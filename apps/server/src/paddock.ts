@@ -20,6 +20,8 @@ import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { loadDeploymentConfig } from './deployment-config.ts';
 import { createLogger } from './logger.ts';
+import { startMicroVmCheck } from './micro-vm.ts';
+import { microVmSandboxHost } from './micro-vm-host.ts';
 import { providerAvailability } from './provider-availability.ts';
 import { routedSandboxHost } from './routed-sandbox-host.ts';
 import { RunnerHub } from './runner-hub.ts';
@@ -45,6 +47,8 @@ export async function startPaddock(
 ): Promise<Paddock> {
   const logger = options.logger ?? createLogger(config.PADDOCK_LOG_LEVEL);
   const deployment = loadDeploymentConfig(config.PADDOCK_CONFIG);
+  // sandbox_f: a real guest run, in the background from here on (see micro-vm.ts).
+  const microVmCheck = startMicroVmCheck(config.PADDOCK_MICROVM_ACCEL, logger);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const store = await openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.dataDir });
   const secrets = createSecretBox(loadSecretKey(config.PADDOCK_SECRET_KEY, config.dataDir));
@@ -62,13 +66,19 @@ export async function startPaddock(
     defaultModel: config.PADDOCK_DEFAULT_MODEL,
   });
   const events = createEventLog(store, createInProcessEventBus());
-  let availability = providerAvailability('starting');
+  const detachedOnly = {
+    available: false,
+    reason: 'micro-VMs run with the in-process runner only (PADDOCK_RUNNER=embedded)',
+  };
+  const microVmAvailability = () =>
+    config.PADDOCK_RUNNER === 'detached' ? detachedOnly : microVmCheck.availability();
+  let availability = () => providerAvailability('starting', true, microVmAvailability());
   const uploadBackend = createUploadBackend(config);
   const services: Services = {
     store,
     events,
     secrets,
-    providers: createProviderPolicy(deployment.providers, () => availability),
+    providers: createProviderPolicy(deployment.providers, () => availability()),
     sandboxes: undefined as unknown as Services['sandboxes'],
     credits: budgetCreditGate({ store, budgets: config.PADDOCK_CREDIT_BUDGETS }),
     workspacesDir: join(config.dataDir, 'workspaces'),
@@ -121,6 +131,7 @@ export async function startPaddock(
   const url = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
 
   let sandboxes: { host: SandboxHost; isolation: string; sharedFolders: boolean; shutdown(): Promise<void> };
+  let microVms: ReturnType<typeof microVmSandboxHost> | undefined;
   if (hub) {
     // A detached runner on this host, as root, mounts shared folders like the in-process one.
     sandboxes = {
@@ -143,9 +154,18 @@ export async function startPaddock(
       sharedFolders: runner.provider.sharedFolders,
       shutdown: () => runner.shutdown(),
     };
+    microVms = microVmSandboxHost({
+      check: microVmCheck,
+      stateDir: join(config.dataDir, 'microvms'),
+      apiTarget: { host: config.HOST, port },
+      apiUrl: url,
+      sandboxUid: config.PADDOCK_SANDBOX_UID,
+      logger,
+    });
   }
-  services.sandboxes = routedSandboxHost(sandboxes.host, selfHosted);
-  availability = providerAvailability(sandboxes.isolation, sandboxes.sharedFolders);
+  services.sandboxes = routedSandboxHost(sandboxes.host, selfHosted, microVms?.host);
+  availability = () =>
+    providerAvailability(sandboxes.isolation, sandboxes.sharedFolders, microVmAvailability());
   const executor = createTurnExecutor(services);
   const worker = createTurnWorker({
     store,
@@ -182,6 +202,8 @@ export async function startPaddock(
       await uploadPurge.stop();
       selfHosted.close();
       await sandboxes.shutdown();
+      await microVms?.shutdown();
+      await microVmCheck.settled;
       await app.close();
       await store.close();
     },

@@ -4,17 +4,23 @@ import type { RunnerHub } from './runner-hub.ts';
 
 /**
  * The deployment's sandboxes as core sees them: threads of `sandbox_e` agents go to the self-hosted
- * runners their users connected (the `selfHosted` hub), every other thread to the deployment's own
- * host (the in-process runner, or its detached runners). Core places each thread (`place`) before
- * any other call for it; the choice is remembered per thread.
+ * runners their users connected (the `selfHosted` hub), those of `sandbox_f` agents to the micro-VM
+ * host (when there is one), every other thread to the deployment's own host (the in-process runner,
+ * or its detached runners). Core places each thread (`place`) before any other call for it; the
+ * choice is remembered per thread.
  */
-export function routedSandboxHost(own: SandboxHost, selfHosted: RunnerHub): SandboxHost {
-  const remote = new Set<string>();
-  const hostOf = (threadId: string): SandboxHost => (remote.has(threadId) ? selfHosted : own);
+export function routedSandboxHost(
+  own: SandboxHost,
+  selfHosted: RunnerHub,
+  microVm?: SandboxHost,
+): SandboxHost {
+  const placed = new Map<string, SandboxHost>();
+  const hostOf = (threadId: string): SandboxHost => placed.get(threadId) ?? own;
   return {
     place(threadId: string, placement: SandboxPlacement) {
-      if (placement.machineKind === 'sandbox_e') remote.add(threadId);
-      else remote.delete(threadId);
+      if (placement.machineKind === 'sandbox_e') placed.set(threadId, selfHosted);
+      else if (placement.machineKind === 'sandbox_f' && microVm) placed.set(threadId, microVm);
+      else placed.delete(threadId);
       hostOf(threadId).place?.(threadId, placement);
     },
     runnerFor: (threadId) => hostOf(threadId).runnerFor(threadId),
@@ -31,6 +37,7 @@ export function routedSandboxHost(own: SandboxHost, selfHosted: RunnerHub): Sand
       // Turn ids are unique: the host that does not know the turn ignores it.
       own.release?.(turnId);
       selfHosted.release(turnId);
+      microVm?.release?.(turnId);
     },
     interrupt: (threadId, turnId) => hostOf(threadId).interrupt(threadId, turnId),
     interruptOrphan: (threadId) => hostOf(threadId).interruptOrphan?.(threadId),

@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import { readLines, toNdjson } from './ndjson.ts';
 import type { RunnerCommand, SupervisorMessage } from './protocol.ts';
 import type { SandboxExit, SandboxProcess } from './provider.ts';
@@ -17,6 +18,11 @@ export interface ChildSandboxOptions {
   setFrozen?: (frozen: boolean) => Promise<boolean>;
   /** Shows a host directory at `/shared`, when the provider has shared folders. */
   attachShared?: (hostDir: string) => Promise<void>;
+  /**
+   * Where the supervisor's NDJSON travels when not on the child's stdin and stdout: a micro-VM's
+   * control port, while the child is QEMU (whose stdout and stderr are then diagnostics).
+   */
+  channel?: { input: Writable; output: Readable };
 }
 
 const stderrTailChars = 2000;
@@ -42,6 +48,7 @@ class ChildSandboxProcess implements SandboxProcess {
   readonly attachShared: ((hostDir: string) => Promise<void>) | undefined;
   pid = 0;
   readonly #child: ChildProcess;
+  readonly #input: Writable | null;
   readonly #beforeKill: ((pid: number) => void) | undefined;
   readonly #cleanup: () => Promise<void>;
   readonly #listeners = new Set<(message: SupervisorMessage) => void>();
@@ -57,8 +64,14 @@ class ChildSandboxProcess implements SandboxProcess {
     this.setFrozen = options.setFrozen;
     this.attachShared = options.attachShared;
     const child = options.child;
+    this.#input = options.channel?.input ?? child.stdin;
+    const output = options.channel?.output ?? child.stdout;
     // The supervisor may be gone when we write; its exit is reported through `exited`, not here.
-    child.stdin?.on('error', () => {});
+    this.#input?.on('error', () => {});
+    if (options.channel) {
+      child.stdout?.setEncoding('utf8');
+      child.stdout?.on('data', (text: string) => this.#diagnostics(text, options));
+    }
 
     this.exited = new Promise((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) {
@@ -67,9 +80,9 @@ class ChildSandboxProcess implements SandboxProcess {
       // What the supervisor wrote last (a turn's result) may still sit in the pipe at 'exit': let the
       // output drain first, but not wait on a straggler that inherited stdout.
       child.once('exit', (code, signal) => {
-        if (!child.stdout || child.stdout.closed) return resolve({ code, signal });
+        if (!output || output.closed) return resolve({ code, signal });
         const timer = setTimeout(() => resolve({ code, signal }), outputDrainMs);
-        child.stdout?.once('close', () => {
+        output.once('close', () => {
           clearTimeout(timer);
           resolve({ code, signal });
         });
@@ -78,10 +91,7 @@ class ChildSandboxProcess implements SandboxProcess {
     });
 
     child.stderr?.setEncoding('utf8');
-    child.stderr?.on('data', (text: string) => {
-      this.#stderrTail = (this.#stderrTail + text).slice(-stderrTailChars);
-      options.onStderr?.(text);
-    });
+    child.stderr?.on('data', (text: string) => this.#diagnostics(text, options));
 
     this.ready = new Promise((resolve, reject) => {
       const timer = setTimeout(
@@ -100,8 +110,8 @@ class ChildSandboxProcess implements SandboxProcess {
           ),
         );
       });
-      if (!child.stdout) throw new Error('supervisor stdout must be piped');
-      readLines(child.stdout, (line) => {
+      if (!output) throw new Error('supervisor stdout must be piped');
+      readLines(output, (line) => {
         let message: SupervisorMessage;
         try {
           message = JSON.parse(line) as SupervisorMessage;
@@ -121,7 +131,7 @@ class ChildSandboxProcess implements SandboxProcess {
   }
 
   send(command: RunnerCommand): void {
-    const stdin = this.#child.stdin;
+    const stdin = this.#input;
     if (!stdin || stdin.destroyed || !stdin.writable) return;
     stdin.write(toNdjson(command));
   }
@@ -152,6 +162,11 @@ class ChildSandboxProcess implements SandboxProcess {
       await this.exited;
     }
     await this.#cleanup();
+  }
+
+  #diagnostics(text: string, options: ChildSandboxOptions): void {
+    this.#stderrTail = (this.#stderrTail + text).slice(-stderrTailChars);
+    options.onStderr?.(text);
   }
 
   #deliver(message: SupervisorMessage): void {
