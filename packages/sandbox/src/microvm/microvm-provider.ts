@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { sandboxPaths } from '../bwrap-args.ts';
 import { bwrapSandboxEnv, loopbackApiUrl } from '../bwrap-env.ts';
@@ -21,7 +22,7 @@ import { qemuArgs } from './qemu-args.ts';
 export interface MicroVmProviderOptions {
   /** A host that passed `checkMicroVmHost`. */
   host: Extract<MicroVmHost, { available: true }>;
-  /** Holds the staged /etc, the initramfs and a directory per VM (its sockets). */
+  /** Holds the staged /etc and the initramfs. */
   stateDir: string;
   /** The uid (and gid) QEMU and the guest's supervisor run as when the server is root. Default 65534. */
   sandboxUid?: number;
@@ -101,8 +102,8 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
       }
       if (!spec.apiSocket) throw new Error('a micro-VM needs the runner API proxy socket');
       if (asRoot) await chownTree(spec.workspaceDir, uid, uid);
-      const vmDir = join(options.stateDir, 'vms', spec.id);
-      await mkdir(vmDir, { recursive: true, mode: 0o700 });
+      // Under the system's temp dir, not the state dir: a unix socket path has at most 107 bytes.
+      const vmDir = await mkdtemp(join(tmpdir(), 'paddock-vm-'));
       const control = await listenOnce(join(vmDir, 'control.sock'));
       const api = await listenOnce(join(vmDir, 'api.sock'));
       const cleanup = async (): Promise<void> => {
