@@ -96,6 +96,11 @@ const configSchema = z.object({
     .regex(/^[a-z0-9][a-z0-9._/:-]*$/, 'must be a Docker image name (repo:tag)')
     .default(defaultSandboxImage),
   PADDOCK_SANDBOX_UID: z.coerce.number().int().positive().default(65534),
+  /**
+   * sandbox_f: how QEMU runs the micro-VMs' CPUs. `kvm` (hardware virtualization) is the only one for
+   * real use; `tcg` (software emulation) is for tests on hosts whose KVM cannot run guests.
+   */
+  PADDOCK_MICROVM_ACCEL: z.enum(['kvm', 'tcg']).default('kvm'),
   PADDOCK_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PADDOCK_BODY_LIMIT_BYTES: z.coerce
     .number()

@@ -22,6 +22,8 @@ import type { Config } from './config.ts';
 import { loadDeploymentConfig } from './deployment-config.ts';
 import { startDockerSandboxes } from './docker-sandboxes.ts';
 import { createLogger } from './logger.ts';
+import { startMicroVmCheck } from './micro-vm.ts';
+import { microVmSandboxHost } from './micro-vm-host.ts';
 import { providerAvailability } from './provider-availability.ts';
 import { routedSandboxHost } from './routed-sandbox-host.ts';
 import { RunnerHub } from './runner-hub.ts';
@@ -53,6 +55,8 @@ export async function startPaddock(
 ): Promise<Paddock> {
   const logger = options.logger ?? createLogger(config.PADDOCK_LOG_LEVEL);
   const deployment = loadDeploymentConfig(config.PADDOCK_CONFIG);
+  // sandbox_f: a real guest run, in the background from here on (see micro-vm.ts).
+  const microVmCheck = startMicroVmCheck(config.PADDOCK_MICROVM_ACCEL, logger);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const store = await openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.dataDir });
   const secrets = createSecretBox(loadSecretKey(config.PADDOCK_SECRET_KEY, config.dataDir));
@@ -71,7 +75,13 @@ export async function startPaddock(
   });
   const events = createEventLog(store, createInProcessEventBus());
   const starting = { available: false, reason: 'the server is starting' };
-  let availability = () => providerAvailability('starting', true, starting);
+  const detachedOnly = {
+    available: false,
+    reason: 'micro-VMs run with the in-process runner only (PADDOCK_RUNNER=embedded)',
+  };
+  const microVmAvailability = () =>
+    config.PADDOCK_RUNNER === 'detached' ? detachedOnly : microVmCheck.availability();
+  let availability = () => providerAvailability('starting', true, starting, microVmAvailability());
   const uploadBackend = createUploadBackend(config);
   const services: Services = {
     store,
@@ -142,6 +152,7 @@ export async function startPaddock(
   const url = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
 
   let sandboxes: { host: SandboxHost; isolation: string; sharedFolders: boolean; shutdown(): Promise<void> };
+  let microVms: ReturnType<typeof microVmSandboxHost> | undefined;
   if (hub) {
     // A detached runner on this host, as root, mounts shared folders like the in-process one.
     sandboxes = {
@@ -164,6 +175,14 @@ export async function startPaddock(
       sharedFolders: runner.provider.sharedFolders,
       shutdown: () => runner.shutdown(),
     };
+    microVms = microVmSandboxHost({
+      check: microVmCheck,
+      stateDir: join(config.dataDir, 'microvms'),
+      apiTarget: { host: config.HOST, port },
+      apiUrl: url,
+      sandboxUid: config.PADDOCK_SANDBOX_UID,
+      logger,
+    });
   }
   // sandbox_b: containers on the Docker engine at DOCKER_HOST, hosted by this process in every mode.
   const docker = await startDockerSandboxes({
@@ -175,9 +194,18 @@ export async function startPaddock(
     sandboxUid: config.PADDOCK_SANDBOX_UID,
     logger,
   });
-  services.sandboxes = routedSandboxHost(sandboxes.host, { sandbox_e: selfHosted, sandbox_b: docker.host });
+  services.sandboxes = routedSandboxHost(sandboxes.host, {
+    sandbox_e: selfHosted,
+    sandbox_b: docker.host,
+    ...(microVms && { sandbox_f: microVms.host }),
+  });
   availability = () =>
-    providerAvailability(sandboxes.isolation, sandboxes.sharedFolders, docker.availability());
+    providerAvailability(
+      sandboxes.isolation,
+      sandboxes.sharedFolders,
+      docker.availability(),
+      microVmAvailability(),
+    );
   const executor = createTurnExecutor(services);
   const worker = createTurnWorker({
     store,
@@ -215,6 +243,8 @@ export async function startPaddock(
       selfHosted.close();
       await sandboxes.shutdown();
       await docker.shutdown();
+      await microVms?.shutdown();
+      await microVmCheck.settled;
       await app.close();
       await store.close();
     },

@@ -1,4 +1,3 @@
-import { accessSync, constants, existsSync } from 'node:fs';
 import type { ProviderAvailability } from '@paddock/core';
 import type { MachineKind } from '@paddock/protocol';
 
@@ -17,6 +16,8 @@ export function providerAvailability(
   localIsolation: string,
   sharedFolders: boolean,
   docker: ProviderAvailability,
+  /** sandbox_f's, from the start-up check (see micro-vm.ts). */
+  microVm: ProviderAvailability,
 ): Record<MachineKind, ProviderAvailability> {
   return {
     sandbox_a: { available: true, isolation: localIsolation, sharedFolders },
@@ -26,22 +27,7 @@ export function providerAvailability(
     sandbox_d: { available: true, isolation: localIsolation },
     // Sandboxes on runners users start on their own machines, each with its agent's token.
     sandbox_e: { available: true, isolation: 'self-hosted runners' },
-    sandbox_f: microVmAvailability(),
+    // QEMU micro-VMs, where the start-up probe saw a guest run (see micro-vm.ts).
+    sandbox_f: microVm,
   };
-}
-
-/** sandbox_f needs KVM guests and QEMU before anything else. */
-function microVmAvailability(): ProviderAvailability {
-  if (!existsSync('/dev/kvm'))
-    return { available: false, reason: 'no /dev/kvm: this host cannot run KVM guests' };
-  try {
-    accessSync('/dev/kvm', constants.R_OK | constants.W_OK);
-  } catch {
-    return { available: false, reason: '/dev/kvm is not accessible to the server' };
-  }
-  const qemu = ['/usr/bin/qemu-system-x86_64', '/usr/local/bin/qemu-system-x86_64'].some((p) =>
-    existsSync(p),
-  );
-  if (!qemu) return { available: false, reason: 'qemu-system-x86_64 is not installed' };
-  return notYet('the micro-VM provider');
 }

@@ -4,7 +4,7 @@ import type { MachineKind, SandboxExec, SandboxExecResult } from '@paddock/proto
 /**
  * The deployment's sandboxes as core sees them: threads of the providers named in `byKind` go to
  * that provider's host (`sandbox_e`: the self-hosted runners its users connected; `sandbox_b`: the
- * Docker engine), every other thread to the deployment's own host (the in-process runner, or its
+ * Docker engine; `sandbox_f`: the micro-VM host, where there is one), every other thread to the deployment's own host (the in-process runner, or its
  * detached runners). Core places each thread (`place`) before any other call for it; the choice is
  * remembered per thread.
  */

@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import { toNdjson } from './ndjson.ts';
 import type { RunnerCommand, SupervisorMessage } from './protocol.ts';
 import type { SandboxExit, SandboxProcess } from './provider.ts';
@@ -18,6 +19,11 @@ export interface ChildSandboxOptions {
   setFrozen?: (frozen: boolean) => Promise<boolean>;
   /** Shows a host directory at `/shared`, when the provider has shared folders. */
   attachShared?: (hostDir: string) => Promise<void>;
+  /**
+   * Where the supervisor's NDJSON travels when not on the child's stdin and stdout: a micro-VM's
+   * control port, while the child is QEMU (whose stdout and stderr are then diagnostics).
+   */
+  channel?: { input: Writable; output: Readable };
 }
 
 const outputDrainMs = 200;
@@ -41,6 +47,7 @@ class ChildSandboxProcess implements SandboxProcess {
   readonly setFrozen: ((frozen: boolean) => Promise<boolean>) | undefined;
   readonly attachShared: ((hostDir: string) => Promise<void>) | undefined;
   readonly #child: ChildProcess;
+  readonly #input: Writable | null;
   readonly #channel: SupervisorChannel;
   readonly #beforeKill: ((pid: number) => void) | undefined;
   readonly #cleanup: () => Promise<void>;
@@ -54,9 +61,11 @@ class ChildSandboxProcess implements SandboxProcess {
     this.setFrozen = options.setFrozen;
     this.attachShared = options.attachShared;
     const child = options.child;
-    if (!child.stdout || !child.stderr) throw new Error('supervisor stdout and stderr must be piped');
+    this.#input = options.channel?.input ?? child.stdin;
+    const output = options.channel?.output ?? child.stdout;
+    if (!output || !child.stderr) throw new Error('supervisor output and stderr must be piped');
     // The supervisor may be gone when we write; its exit is reported through `exited`, not here.
-    child.stdin?.on('error', () => {});
+    this.#input?.on('error', () => {});
 
     this.exited = new Promise((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) {
@@ -65,9 +74,9 @@ class ChildSandboxProcess implements SandboxProcess {
       // What the supervisor wrote last (a turn's result) may still sit in the pipe at 'exit': let the
       // output drain first, but not wait on a straggler that inherited stdout.
       child.once('exit', (code, signal) => {
-        if (!child.stdout || child.stdout.closed) return resolve({ code, signal });
+        if (output.closed) return resolve({ code, signal });
         const timer = setTimeout(() => resolve({ code, signal }), outputDrainMs);
-        child.stdout?.once('close', () => {
+        output.once('close', () => {
           clearTimeout(timer);
           resolve({ code, signal });
         });
@@ -76,8 +85,9 @@ class ChildSandboxProcess implements SandboxProcess {
     });
     this.#channel = new SupervisorChannel({
       id: this.id,
-      stdout: child.stdout,
-      stderr: child.stderr,
+      stdout: output,
+      // With a separate channel, the child's stdout is diagnostics too (QEMU's).
+      stderr: options.channel && child.stdout ? [child.stderr, child.stdout] : child.stderr,
       exited: this.exited,
       bootTimeoutMs: options.bootTimeoutMs,
       onStderr: options.onStderr,
@@ -91,9 +101,9 @@ class ChildSandboxProcess implements SandboxProcess {
   }
 
   send(command: RunnerCommand): void {
-    const stdin = this.#child.stdin;
-    if (!stdin || stdin.destroyed || !stdin.writable) return;
-    stdin.write(toNdjson(command));
+    const input = this.#input;
+    if (!input || input.destroyed || !input.writable) return;
+    input.write(toNdjson(command));
   }
 
   onMessage(listener: (message: SupervisorMessage) => void): () => void {

@@ -51,7 +51,7 @@ export interface SandboxProcess {
 }
 
 export interface SandboxProvider {
-  readonly kind: 'bwrap' | 'process' | 'docker';
+  readonly kind: 'bwrap' | 'process' | 'docker' | 'microvm';
   /** Human-readable account of what this provider isolates, for the capabilities endpoint. */
   readonly isolation: string;
   /** Whether its sandboxes can show a shared folder at `/shared` (see `attachShared`). */

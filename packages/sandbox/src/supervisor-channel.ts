@@ -21,17 +21,21 @@ export class SupervisorChannel {
 
   constructor(options: {
     id: string;
+    /** Where the supervisor's NDJSON arrives. */
     stdout: Readable;
-    stderr: Readable;
+    /** What it (or what hosts it, e.g. QEMU) writes besides: diagnostics, the last of which a failed boot names. */
+    stderr: Readable | Readable[];
     exited: Promise<SandboxExit>;
     bootTimeoutMs: number;
     onStderr?: (text: string) => void;
   }) {
-    options.stderr.setEncoding('utf8');
-    options.stderr.on('data', (text: string) => {
-      this.#stderrTail = (this.#stderrTail + text).slice(-stderrTailChars);
-      options.onStderr?.(text);
-    });
+    for (const stream of [options.stderr].flat()) {
+      stream.setEncoding('utf8');
+      stream.on('data', (text: string) => {
+        this.#stderrTail = (this.#stderrTail + text).slice(-stderrTailChars);
+        options.onStderr?.(text);
+      });
+    }
     this.ready = new Promise((resolve, reject) => {
       const timer = setTimeout(
         () => reject(new Error(`sandbox ${options.id} did not become ready in ${options.bootTimeoutMs} ms`)),

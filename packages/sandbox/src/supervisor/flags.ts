@@ -6,6 +6,8 @@ export interface SupervisorFlags {
   workspace: string | undefined;
   /** The host's API proxy socket inside the sandbox; the supervisor serves it on loopback. */
   proxySocket: string | undefined;
+  /** In a micro-VM: the virtio-serial port that carries the API; the supervisor serves it on loopback. */
+  apiPort: string | undefined;
 }
 
 /** A few lines rather than util.parseArgs: every module loaded before `ready` counts against boot time. */
@@ -18,5 +20,6 @@ export function parseFlags(argv: string[]): SupervisorFlags {
     warm: argv.includes('--warm'),
     workspace: flagValue('--workspace'),
     proxySocket: flagValue('--proxy-socket'),
+    apiPort: flagValue('--api-port'),
   };
 }

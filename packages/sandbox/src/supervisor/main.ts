@@ -53,6 +53,13 @@ if (flags.proxySocket) {
   proxyReady = startLoopbackProxy(flags.proxySocket).catch((error: unknown) => {
     send({ type: 'log', level: 'error', message: `loopback API proxy failed: ${String(error)}` });
   });
+} else if (flags.apiPort) {
+  const portPath = flags.apiPort;
+  proxyReady = import('./port-proxy.ts')
+    .then(({ startPortProxy }) => startPortProxy(portPath))
+    .catch((error: unknown) => {
+      send({ type: 'log', level: 'error', message: `API port proxy failed: ${String(error)}` });
+    });
 }
 setImmediate(() => void preloadAndWarm());
 // A write to a runner that is gone fails with EPIPE; there is no one left to serve.

@@ -1,0 +1,77 @@
+import type { SandboxHost } from '@paddock/core';
+import { type ApiTarget, createMicroVmProvider, Runner } from '@paddock/sandbox';
+import type { Logger } from 'pino';
+import type { MicroVmCheck } from './micro-vm.ts';
+import { embeddedSandboxHost } from './sandbox-host.ts';
+
+export interface MicroVmHostSetup {
+  check: MicroVmCheck;
+  stateDir: string;
+  apiTarget: ApiTarget;
+  apiUrl: string;
+  sandboxUid: number;
+  logger: Logger;
+}
+
+/**
+ * sandbox_f's sandboxes: an in-process runner on the micro-VM provider, made at the first boot
+ * (agent create admits sandbox_f only once the check said yes). No standbys: a booted guest holds
+ * its memory, and micro-VMs are rare enough to boot on demand.
+ */
+export function microVmSandboxHost(setup: MicroVmHostSetup): {
+  host: SandboxHost;
+  shutdown(): Promise<void>;
+} {
+  let runner: Promise<Runner> | undefined;
+  let host: SandboxHost | undefined;
+  const log = (level: 'info' | 'warn' | 'error', message: string) =>
+    setup.logger[level]({ component: 'microvm' }, message);
+  const start = (): Promise<Runner> => {
+    runner ??= (async () => {
+      const vmHost = setup.check.host();
+      if (!vmHost) throw new Error(`sandbox_f cannot run here: ${setup.check.availability().reason}`);
+      const provider = await createMicroVmProvider({
+        host: vmHost,
+        stateDir: `${setup.stateDir}/provider`,
+        sandboxUid: setup.sandboxUid,
+      });
+      const started = new Runner({
+        provider,
+        stateDir: setup.stateDir,
+        apiTarget: setup.apiTarget,
+        standby: { size: 'L', count: 0 },
+        log,
+      });
+      host = embeddedSandboxHost(started, setup.apiUrl);
+      return started;
+    })();
+    runner.catch(() => {
+      runner = undefined;
+    });
+    return runner;
+  };
+  // Every call but `ensure` comes after a boot, so the runner exists by then.
+  const booted = (): SandboxHost => {
+    if (!host) throw new Error('the thread has no running micro-VM');
+    return host;
+  };
+  return {
+    host: {
+      runnerFor: () => undefined,
+      isRunning: (threadId) => host?.isRunning(threadId) ?? false,
+      isBooting: (threadId) => host?.isBooting?.(threadId) ?? false,
+      ensure: async (threadId, options) => {
+        await start();
+        return booted().ensure(threadId, options);
+      },
+      runTurn: (threadId, command, onEvent) => booted().runTurn(threadId, command, onEvent),
+      interrupt: (threadId, turnId) => host?.interrupt(threadId, turnId),
+      steer: (threadId, turnId, messages) => booted().steer(threadId, turnId, messages),
+      exec: (threadId, request) => booted().exec(threadId, request),
+    },
+    async shutdown() {
+      const started = await runner?.catch(() => undefined);
+      await started?.shutdown();
+    },
+  };
+}

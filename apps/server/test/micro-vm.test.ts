@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { checkMicroVmHost } from '@paddock/sandbox';
+import { testDatabases } from '@paddock/testing';
+import { startTestServer, type TestServer } from '@paddock/testing/server';
+import { afterEach, describe, expect, it } from 'vitest';
+import { probingReason } from '../src/micro-vm.ts';
+import { agentSpec, json, settled } from './helpers.ts';
+
+interface Provider {
+  machine_kind: string;
+  available: boolean;
+  reason?: string;
+  isolation?: string;
+}
+
+const sandboxF = configFile('providers:\n  sandbox_f: { enabled: true }\n');
+
+function configFile(content: string): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'paddock-config-')), 'paddock.yaml');
+  writeFileSync(path, content);
+  return path;
+}
+
+/** sandbox_f as capabilities reports it once the start-up check is in. */
+async function microVmProvider(server: TestServer): Promise<Provider> {
+  const until = Date.now() + 20_000;
+  for (;;) {
+    const { providers } = await json<{ providers: Provider[] }>(
+      await server.request('GET', '/v2/machines/capabilities'),
+      200,
+    );
+    const provider = providers.find((p) => p.machine_kind === 'sandbox_f')!;
+    if (provider.reason !== probingReason) return provider;
+    if (Date.now() > until) throw new Error('the micro-VM check did not finish');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+// What this host's KVM does with a real guest, asked directly (the same check the server runs).
+const kvm = await checkMicroVmHost({ accel: 'kvm' });
+const qemuInstalled = existsSync('/usr/bin/qemu-system-x86_64');
+
+describe.each(testDatabases())('sandbox_f micro-VMs on $name', (database) => {
+  let server: TestServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  it.skipIf(kvm.available)(
+    'reports sandbox_f unavailable with the reason a real guest run gave, and agent create says it (503)',
+    async () => {
+      server = await startTestServer(database, { PADDOCK_CONFIG: sandboxF });
+      const provider = await microVmProvider(server);
+      expect(provider).toMatchObject({ available: false, reason: (kvm as { reason: string }).reason });
+      // With QEMU and /dev/kvm present, the verdict comes from running the probe guest, not from files.
+      if (qemuInstalled && existsSync('/dev/kvm'))
+        expect(provider.reason).toMatch(/^KVM cannot run guests on this host: ./);
+      const refused = await json<{ detail: { code: string; message: string } }>(
+        await server.request('POST', '/v2/threads', {
+          body: { agent: agentSpec({ machine_kind: 'sandbox_f', harness: 'coding_alpha' }) },
+        }),
+        503,
+      );
+      expect(refused.detail).toEqual({
+        code: 'provider_unavailable',
+        message: `sandbox_f cannot run here: ${provider.reason}`,
+      });
+    },
+  );
+
+  // KVM cannot run guests here, so the guest path runs under QEMU's software emulation (TCG), which
+  // only this setting turns on. Everything but the CPU's accelerator is what production runs.
+  it.skipIf(!qemuInstalled)(
+    'runs a thread in a micro-VM under TCG: a turn, then code whose files land in the workspace',
+    { timeout: 180_000 },
+    async () => {
+      server = await startTestServer(database, {
+        PADDOCK_CONFIG: sandboxF,
+        PADDOCK_MICROVM_ACCEL: 'tcg',
+      });
+      const provider = await microVmProvider(server);
+      expect(provider, provider.reason).toMatchObject({ available: true });
+      const { thread_id: threadId } = await json<{ thread_id: string }>(
+        await server.request('POST', '/v2/threads', {
+          body: {
+            agent: agentSpec({ machine_kind: 'sandbox_f', machine_size: 'L', harness: 'coding_alpha' }),
+          },
+        }),
+        201,
+      );
+      // A whole turn: the VM boots, the supervisor answers over the control port, the harness asks
+      // the scripted model through the API port and its tool writes the thread's token to the workspace.
+      await json(
+        await server.request('POST', `/v2/tasks/${threadId}/inputs`, {
+          body: {
+            input_id: randomUUID(),
+            messages: [{ content: '::sh echo -n $PADDOCK_TOKEN > token.txt' }],
+          },
+        }),
+        201,
+      );
+      expect((await settled(server, threadId, 150_000)).status).toBe('idle');
+      const token = await readFile(join(server.dataDir, 'workspaces', threadId, 'token.txt'), 'utf8');
+      expect(token).toMatch(/^pdk_thr_/);
+      const ran = await json<{ exit_code: number; stdout: string }>(
+        await server.request('POST', `/v2/tasks/${threadId}/code/run/sync`, {
+          token,
+          body: {
+            language: 'bash',
+            code: [
+              'uname -r',
+              "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | paste -sd,",
+              'id -u',
+              'nproc',
+              "awk '/MemTotal/ { print int($2 / 1024 / 1024 + 0.5) }' /proc/meminfo",
+              'echo from-the-guest > made-inside.txt',
+            ].join('\n'),
+            timeout_ms: 60_000,
+          },
+        }),
+        200,
+      );
+      const [kernel, interfaces, uid, cpus, memoryGiB] = ran.stdout.trim().split('\n');
+      // The guest's own kernel (the host runs another), no network interface but loopback.
+      const guestKernel = (await checkMicroVmHost({ accel: 'tcg' })) as { kernel: { version: string } };
+      expect(kernel).toBe(guestKernel.kernel.version);
+      expect(interfaces).toBe('lo');
+      expect(uid).toBe(process.getuid?.() === 0 ? '65534' : String(process.getuid?.()));
+      // Size L: 4 vCPUs and 4 GiB.
+      expect([cpus, memoryGiB]).toEqual(['4', '4']);
+      const landed = join(server.dataDir, 'workspaces', threadId, 'made-inside.txt');
+      expect(await readFile(landed, 'utf8')).toBe('from-the-guest\n');
+    },
+  );
+});

@@ -1,0 +1,201 @@
+import { spawn } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { sandboxPaths } from '../bwrap-args.ts';
+import { bwrapSandboxEnv, loopbackApiUrl } from '../bwrap-env.ts';
+import { startChildSandbox } from '../child-sandbox-process.ts';
+import { chownTree } from '../chown-tree.ts';
+import { defaultCodePaths, supervisorMain } from '../code-paths.ts';
+import { sandboxLimits } from '../limits.ts';
+import type { SandboxProcess, SandboxProvider, SandboxSpec } from '../provider.ts';
+import { buildSandboxEtc } from '../sandbox-etc.ts';
+import { accelKernelArgs } from './accel.ts';
+import { serveApiPort } from './api-port.ts';
+import type { GuestShare } from './guest-init.ts';
+import type { MicroVmHost } from './host-check.ts';
+import { buildInitramfs } from './initramfs.ts';
+import { qemuArgs } from './qemu-args.ts';
+
+export interface MicroVmProviderOptions {
+  /** A host that passed `checkMicroVmHost`. */
+  host: Extract<MicroVmHost, { available: true }>;
+  /** Holds the staged /etc and the initramfs. */
+  stateDir: string;
+  /** The uid (and gid) QEMU and the guest's supervisor run as when the server is root. Default 65534. */
+  sandboxUid?: number;
+  nodePath?: string;
+  /** Directories shared read-only at their host paths; defaults to the project's packages/ and node_modules/. */
+  codePaths?: string[];
+  /** From QEMU's start to the supervisor's `ready`. Default 60 s (TCG is slow). */
+  bootTimeoutMs?: number;
+}
+
+const MiB = 1024 ** 2;
+/** Where the guest's init links the API port for the supervisor (see guest-init.ts). */
+const guestApiPort = '/run/paddock/api';
+
+/**
+ * `sandbox_f`: each sandbox is a QEMU `microvm` guest with its own kernel. The guest sees the host's
+ * /usr, a staged /etc and the project's code read-only over 9p, and the workspace read-write at
+ * /workspace; it has no network device. The supervisor, started by the guest's init, speaks its
+ * NDJSON over a virtio-serial port, and a second port carries the API connections to the runner's
+ * proxy. As root, QEMU drops to the sandbox uid once its devices are open, so files the guest
+ * writes land as that uid, as in the bubblewrap sandboxes.
+ */
+export async function createMicroVmProvider(options: MicroVmProviderOptions): Promise<SandboxProvider> {
+  const { host } = options;
+  const asRoot = process.getuid?.() === 0;
+  const uid = asRoot ? (options.sandboxUid ?? 65534) : (process.getuid?.() ?? 0);
+  const nodePath = options.nodePath ?? process.execPath;
+  const bootTimeoutMs = options.bootTimeoutMs ?? 60_000;
+  await mkdir(options.stateDir, { recursive: true });
+  const etcDir = join(options.stateDir, 'etc');
+  await buildSandboxEtc(etcDir, uid);
+
+  const staticShares: GuestShare[] = [
+    { tag: 'usr', hostPath: '/usr', guestPath: '/usr', readOnly: true },
+    { tag: 'etc', hostPath: etcDir, guestPath: '/etc', readOnly: true },
+    ...codeShares(options.codePaths ?? defaultCodePaths(nodePath)),
+  ];
+  const workspaceShare = (hostPath: string): GuestShare => ({
+    tag: 'workspace',
+    hostPath,
+    guestPath: sandboxPaths.workspace,
+    readOnly: false,
+  });
+  const initramfs = join(options.stateDir, 'initramfs.img');
+  await writeFile(
+    initramfs,
+    await buildInitramfs({
+      busyboxPath: host.busyboxPath,
+      modules: host.kernel.modules,
+      shares: [...staticShares, workspaceShare('')],
+      uid,
+      command: [
+        ...['/usr/bin/env', '-i', 'PATH=/usr/bin:/bin', 'UV_THREADPOOL_SIZE=16'],
+        ...[nodePath, supervisorMain, '--workspace', sandboxPaths.workspace, '--api-port', guestApiPort],
+      ],
+    }),
+  );
+
+  const kernelArgs = accelKernelArgs(host.accel);
+  const accel = host.accel === 'kvm' ? 'KVM' : 'TCG software emulation (tests only)';
+  const isolation = [
+    `micro-VM: QEMU microvm with ${accel}, its own kernel (${host.kernel.version})`,
+    "the host's /usr and the project's code read-only and the workspace read-write over 9p",
+    'no network device; the Paddock API over a virtio-serial port',
+    `S/M/L memory and vCPUs; QEMU under seccomp${asRoot ? `, as uid ${uid}` : ''}`,
+  ].join('; ');
+
+  return {
+    kind: 'microvm',
+    isolation,
+    sharedFolders: false,
+    apiUrlInside: loopbackApiUrl,
+    sandboxEnv: (_workspaceDir, env) => bwrapSandboxEnv(env),
+    async create(spec: SandboxSpec): Promise<SandboxProcess> {
+      if (!/^[A-Za-z0-9_.-]{1,200}$/.test(spec.id) || spec.id.startsWith('.')) {
+        throw new Error(`invalid sandbox id: ${spec.id}`);
+      }
+      if (!spec.apiSocket) throw new Error('a micro-VM needs the runner API proxy socket');
+      if (asRoot) await chownTree(spec.workspaceDir, uid, uid);
+      // Under the system's temp dir, not the state dir: a unix socket path has at most 107 bytes.
+      const vmDir = await mkdtemp(join(tmpdir(), 'paddock-vm-'));
+      const control = await listenOnce(join(vmDir, 'control.sock'));
+      const api = await listenOnce(join(vmDir, 'api.sock'));
+      const cleanup = async (): Promise<void> => {
+        control.server.close();
+        api.server.close();
+        await rm(vmDir, { recursive: true, force: true });
+      };
+      const limits = sandboxLimits[spec.size];
+      const child = spawn(
+        host.qemuPath,
+        qemuArgs({
+          accel: host.accel,
+          memoryMiB: Math.round(limits.memoryBytes / MiB),
+          cpus: limits.cpus,
+          kernel: host.kernel.vmlinuz,
+          initramfs,
+          shares: [...staticShares, workspaceShare(spec.workspaceDir)],
+          controlSocket: control.path,
+          apiSocket: api.path,
+          kernelArgs,
+          runAs: asRoot ? uid : undefined,
+        }),
+        { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { PATH: '/usr/bin:/bin' } },
+      );
+      // QEMU connects to both sockets before the guest runs a single instruction.
+      const connected = Promise.all([control.connection, api.connection]);
+      const exited = new Promise<never>((_, reject) => {
+        child.stderr.setEncoding('utf8');
+        let said = '';
+        const collect = (text: string): void => {
+          said = (said + text).slice(-2000);
+        };
+        child.stderr.on('data', collect);
+        child.once('error', reject);
+        child.once('exit', (code) =>
+          reject(new Error(`QEMU exited (${code}) before the guest started: ${said.trim()}`)),
+        );
+        void connected.finally(() => child.stderr.off('data', collect));
+      });
+      let sockets: [Socket, Socket];
+      try {
+        sockets = await Promise.race([connected, exited]);
+      } catch (error) {
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {}
+        await cleanup();
+        throw error;
+      }
+      exited.catch(() => {});
+      const [controlSocket, apiSocket] = sockets;
+      serveApiPort(apiSocket, spec.apiSocket);
+      return startChildSandbox({
+        id: spec.id,
+        child,
+        channel: { input: controlSocket, output: controlSocket },
+        bootTimeoutMs,
+        onStderr: spec.onStderr,
+        cleanup: async () => {
+          controlSocket.destroy();
+          apiSocket.destroy();
+          await cleanup();
+        },
+      });
+    },
+    close: async () => {},
+  };
+}
+
+/** One read-only share per code directory (a file, such as a Node binary elsewhere, shares its directory). */
+function codeShares(paths: string[]): GuestShare[] {
+  const dirs = [...new Set(paths.map((path) => (statSync(path).isDirectory() ? path : dirname(path))))];
+  return dirs
+    .filter((dir) => dir !== '/usr' && !dir.startsWith('/usr/'))
+    .map((dir, i) => ({ tag: `code${i}`, hostPath: dir, guestPath: dir, readOnly: true }));
+}
+
+/** A unix socket that takes exactly one connection (QEMU's), then stops listening. */
+async function listenOnce(
+  path: string,
+): Promise<{ path: string; server: Server; connection: Promise<Socket> }> {
+  await rm(path, { force: true });
+  const server = createServer({ allowHalfOpen: false });
+  const connection = new Promise<Socket>((resolve) => {
+    server.once('connection', (socket) => {
+      server.close();
+      resolve(socket);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(path, () => resolve());
+  });
+  return { path, server, connection };
+}
