@@ -101,6 +101,36 @@ describe.each(testDatabases())('sandbox providers on $name', (database) => {
     await json(await createOn(server, 'sandbox_e'), 201);
   });
 
+  it('gives each agent a size its provider offers: L by default where L is all there is, 422 for another', async () => {
+    server = await startTestServer(database, {
+      PADDOCK_CONFIG: configFile('providers:\n  sandbox_d: { enabled: true }\n'),
+    });
+    const sizeOf = async (agentId: string) =>
+      (
+        await json<{ machine_size: string }>(
+          await server!.request('PATCH', `/v2/agents/${agentId}`, { body: {} }),
+          200,
+        )
+      ).machine_size;
+    const onD = await json<{ agent_id: string }>(await createOn(server, 'sandbox_d'), 201);
+    expect(await sizeOf(onD.agent_id)).toBe('L');
+    const onA = await json<{ agent_id: string }>(await createOn(server, 'sandbox_a'), 201);
+    expect(await sizeOf(onA.agent_id)).toBe('S');
+
+    const refused = await server.request('POST', '/v2/threads', {
+      body: { agent: agentSpec({ machine_kind: 'sandbox_d', machine_size: 'S', title: 'small' }) },
+    });
+    expect((await json<{ detail: { code: string; message: string } }>(refused, 422)).detail).toEqual({
+      code: 'size_not_offered',
+      message: 'sandbox_d offers size L, not S',
+    });
+    const patched = await server.request('PATCH', `/v2/agents/${onD.agent_id}`, {
+      body: { machine_size: 'M' },
+    });
+    expect((await json<{ detail: { code: string } }>(patched, 422)).detail.code).toBe('size_not_offered');
+    expect(await sizeOf(onD.agent_id)).toBe('L');
+  });
+
   it('admits only accounts inside a provider rollout (403 outside)', async () => {
     server = await startTestServer(database, {
       PADDOCK_CONFIG: configFile(

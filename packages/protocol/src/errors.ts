@@ -54,6 +54,7 @@ export const errorStatus = {
   payload_too_large: 413,
   validation: 422,
   runtime_not_supported: 422,
+  size_not_offered: 422,
   turn_interrupt_unsupported: 422,
   provider_disabled: 503,
   provider_unavailable: 503,

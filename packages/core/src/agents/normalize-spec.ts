@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { AgentSpec, HarnessName, MachineKind, MachineSize } from '@paddock/protocol';
+import {
+  type AgentSpec,
+  type HarnessName,
+  type MachineKind,
+  type MachineSize,
+  providerFacts,
+} from '@paddock/protocol';
 
 export type NormalizedSpec = AgentSpec & {
   harness: HarnessName;
@@ -12,11 +18,13 @@ export type NormalizedSpec = AgentSpec & {
 
 /** D4: defaults filled in, so that equal agents hash equal however they were written. */
 export function normalizeSpec(spec: AgentSpec): NormalizedSpec {
+  const machineKind = spec.machine_kind ?? 'sandbox_a';
   return {
     ...spec,
     harness: spec.harness ?? 'coding_alpha',
-    machine_kind: spec.machine_kind ?? 'sandbox_a',
-    machine_size: spec.machine_size ?? 'S',
+    machine_kind: machineKind,
+    // The provider's smallest size: S where it offers S, else L (the providers that offer L alone).
+    machine_size: spec.machine_size ?? providerFacts[machineKind].sizes[0]!,
     mcp_servers: spec.mcp_servers ?? [],
     skills: spec.skills ?? [],
     secrets: spec.secrets ?? {},

@@ -1,6 +1,7 @@
 import { type AgentSpec, newId, timestamp } from '@paddock/protocol';
 import { type AgentRow, type Db, findTeamOrgId, insertOrFindAgent } from '@paddock/store';
 import type { Ctx } from '../context.ts';
+import { requireOfferedSize } from '../machines/machine-size.ts';
 import { hashSpec, type NormalizedSpec, normalizeSpec } from './normalize-spec.ts';
 
 /** D4: an agent title not given is the first line of the instructions, else the harness name. */
@@ -32,7 +33,8 @@ export async function resolveAgent(ctx: Ctx, db: Db, teamId: string, spec: Agent
 
 /**
  * D4's provider checks for an agent about to be created in this team (422 runtime_not_supported,
- * 503 provider_disabled, 503 provider_unavailable, 403 provider_not_in_rollout, in that order).
+ * 503 provider_disabled, 503 provider_unavailable, 403 provider_not_in_rollout, in that order), then
+ * the size (422 size_not_offered).
  */
 export async function checkProviderPolicy(
   ctx: Ctx,
@@ -42,6 +44,7 @@ export async function checkProviderPolicy(
 ): Promise<void> {
   const orgId = (await findTeamOrgId(db, teamId)) ?? '';
   ctx.providers.check(spec.machine_kind, spec.harness, { userId: ctx.actor.userId, orgId });
+  requireOfferedSize(spec.machine_kind, spec.machine_size);
 }
 
 /** The agent columns a normalized spec sets (besides the fixed harness and machine kind): hash, title, spec, sealed secrets. */

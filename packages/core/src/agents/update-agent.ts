@@ -3,6 +3,7 @@ import { type AgentRow, type Db, findAgent, updateAgent as storeAgent } from '@p
 import { reachableAgent } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError } from '../errors.ts';
+import { requireOfferedSize } from '../machines/machine-size.ts';
 import { canonicalJson, normalizeSpec } from './normalize-spec.ts';
 import { specColumns } from './resolve-agent.ts';
 
@@ -65,6 +66,7 @@ export async function applyAgentPatch(
     ...(patch.entrypoint === null ? { entrypoint: undefined } : {}),
   });
   if (canonicalJson(next) === canonicalJson(normalizeSpec(current))) return agent;
+  if (patch.machine_size !== undefined) requireOfferedSize(next.machine_kind, next.machine_size);
   const stored = await storeAgent(trx, agent.id, { ...specColumns(ctx, next), updated_at: timestamp() });
   if (!stored) throw new PaddockError('conflict', 'another agent of the team already has exactly this spec');
   return (await findAgent(trx, agent.id))!;
