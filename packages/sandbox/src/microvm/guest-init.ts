@@ -52,13 +52,14 @@ port() {
 share() { $B mkdir -p "$R$2" && $B mount -t 9p -o "$3" "$1" "$R$2" || fail "mount $1 at $2"; }
 $B mount -t tmpfs -o mode=0755 root $R
 for d in bin lib lib64 sbin; do $B ln -s usr/$d $R/$d; done
-${mounts.join('\n')}
 $B mkdir -p $R/proc $R/dev $R/tmp $R/run/paddock
 $B mount -t proc proc $R/proc
 $B mount -t devtmpfs dev $R/dev
 $B mkdir -p $R/dev/shm
 $B mount -t tmpfs -o mode=1777 shm $R/dev/shm
 $B mount -t tmpfs -o mode=1777 tmp $R/tmp
+# The shares last, on top of the guest's own /tmp: the project's code may live under the host's /tmp.
+${mounts.join('\n')}
 $B ip link set lo up
 control=$(port ${guestPorts.control}) || fail "no control port"
 api=$(port ${guestPorts.api}) || fail "no api port"
