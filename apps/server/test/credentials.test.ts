@@ -1,5 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hashPassword } from '@paddock/core';
+import { newId, timestamp } from '@paddock/protocol';
+import { insertUser } from '@paddock/store';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { createLocalJWKSet, exportJWK, generateKeyPair, type JWK, jwtVerify, SignJWT } from 'jose';
@@ -58,6 +61,25 @@ describe.each(testDatabases())('credentials on $name', (database) => {
       const refused = await server.request('POST', '/v2/auth/login', { body, token: null });
       expect((await json<{ detail: string }>(refused, 401)).detail).toBe('invalid username or password');
     }
+  });
+
+  it('locks a username out after 10 failed logins (429 with Retry-After), leaving other users alone', async () => {
+    const { db } = server.paddock.services.store;
+    await insertUser(db, {
+      id: newId(),
+      username: 'guessed',
+      password_hash: await hashPassword('right-password'),
+      issuer: null,
+      subject: null,
+      created_at: timestamp(),
+    });
+    const attempt = (username: string, password: string) =>
+      server.request('POST', '/v2/auth/login', { body: { username, password }, token: null });
+    for (let i = 0; i < 10; i++) await json(await attempt('guessed', `wrong-${i}`), 401);
+    const locked = await attempt('guessed', 'right-password');
+    expect((await json<{ detail: { code: string } }>(locked, 429)).detail.code).toBe('too_many_attempts');
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(800);
+    await json(await attempt('admin', 'test-password'), 200);
   });
 
   it('refuses a session signed by anyone else, or tampered with, as an invalid credential', async () => {

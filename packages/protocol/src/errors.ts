@@ -56,6 +56,7 @@ export const errorStatus = {
   runtime_not_supported: 422,
   size_not_offered: 422,
   turn_interrupt_unsupported: 422,
+  too_many_attempts: 429,
   provider_disabled: 503,
   provider_unavailable: 503,
   unavailable: 503,

@@ -27,6 +27,7 @@ import {
 import { hashPassword, verifyPassword } from '../crypto/password.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { PaddockError } from '../errors.ts';
+import { createLoginThrottle } from './login-throttle.ts';
 
 /** A verified login session: whose it is and until when it holds (epoch ms). */
 export interface VerifiedSession {
@@ -71,13 +72,18 @@ export function createLoginSessions(options: LoginSessionOptions): LoginSessions
   const external = options.external && externalIssuer(options.store, options.external);
   // Spent on unknown usernames too, so a login's timing does not tell which usernames exist.
   const decoy = hashPassword('not a password');
+  const throttle = createLoginThrottle({ limit: 10, windowMs: 15 * 60_000 });
 
   return {
     async login(username, password) {
+      throttle.check(username);
       const user = await findUserByName(options.store.db, username);
       const ok = await verifyPassword(password, user?.password_hash ?? (await decoy));
-      if (!user?.password_hash || !ok)
+      if (!user?.password_hash || !ok) {
+        throttle.failed(username);
         throw new PaddockError('invalid_credentials', 'invalid username or password');
+      }
+      throttle.succeeded(username);
       const { kid, privateKey } = await builtin.signingKey();
       const expiresAt = Date.now() + options.ttlMs;
       const token = await new SignJWT({})
