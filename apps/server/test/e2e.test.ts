@@ -119,6 +119,67 @@ describe('end to end: the server started as the README says', () => {
     expect(resumed.map((f) => f.data.seq)).toEqual(frames.slice(resumeAt).map((f) => f.data.seq));
   });
 
+  it('walks the control plane as the README does: login, a personal token, a team agent, its key', async () => {
+    const call = async <T>(method: string, path: string, bearer: string, body?: unknown, status = 200) => {
+      const response = await fetch(`${base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await response.text();
+      expect(response.status, text).toBe(status);
+      return JSON.parse(text) as T;
+    };
+    // The admin's generated password was printed once and saved in the data dir (mode 0600).
+    const password = readFileSync(join(dataDir, 'admin-password'), 'utf8').trim();
+    expect(output).toContain(password);
+    const login = await fetch(`${base}/v2/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password }),
+    });
+    const { access_token: session } = (await login.json()) as { access_token: string };
+    const pat = await call<{ token: string }>(
+      'POST',
+      '/v2/cli/tokens',
+      session,
+      { name: 'laptop', scopes: 'read,publish' },
+      201,
+    );
+
+    const [org] = (await call<{ items: { id: string; role: string }[] }>('GET', '/v2/cli/orgs', pat.token))
+      .items;
+    expect(org!.role).toBe('owner');
+    const [team] = (
+      await call<{ items: { id: string }[] }>('GET', `/v2/cli/orgs/${org!.id}/teams`, pat.token)
+    ).items;
+    const agent = await call<{ id: string }>(
+      'POST',
+      '/v2/cli/agents',
+      pat.token,
+      { team_id: team!.id, name: 'Release helper' },
+      201,
+    );
+    const listed = await call<{ items: { id: string }[] }>(
+      'GET',
+      `/v2/cli/orgs/${org!.id}/teams/${team!.id}/agents`,
+      pat.token,
+    );
+    expect(listed.items[0]!.id).toBe(agent.id);
+
+    // The agent's key starts a thread of that agent, whose turn runs to the end.
+    const key = await call<{ key: string }>('POST', `/v2/cli/agents/${agent.id}/keys`, pat.token, {}, 201);
+    const thread = await call<{ thread_id: string }>(
+      'POST',
+      '/v2/threads',
+      key.key,
+      { agent_id: agent.id, input: 'hello' },
+      201,
+    );
+    const frames = await follow(`${base}/v2/threads/${thread.thread_id}/events/stream?after=0`, key.key, 1);
+    expect(frames.find((f) => f.type === 'assistant.message')!.data.data.content).toBe('You said: hello');
+  });
+
   it('shuts down gracefully on SIGTERM', async () => {
     const exited = new Promise((r) => child.once('exit', r));
     // The whole group, as a terminal or a supervisor would: npm and the server it started.
