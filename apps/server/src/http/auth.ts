@@ -64,11 +64,15 @@ export function installAuth(app: FastifyInstance, authenticator: Authenticator, 
     if (auth.userWide) refuseBound(request.actor, auth.userWide);
     for (const scope of [auth.scope ?? []].flat()) requireScope(request.actor, scope);
   });
-  // Guarded writes may depend on the body, so they are checked once it is parsed, still before the handler.
-  app.addHook('preHandler', async (request) => {
-    const auth = request.routeOptions.config.auth;
+  // Guarded writes may depend on the body, so they are checked once it is parsed, still before the
+  // handler; only on the routes that declare one, so other requests pay nothing for it.
+  app.addHook('onRoute', (route) => {
+    const auth = route.config?.auth;
     const guarded = auth ? auth.guarded : undefined;
-    if (guarded) checkGuarded(request, guarded, options.enforceGuardedWrites);
+    if (!guarded) return;
+    const check = async (request: FastifyRequest) =>
+      checkGuarded(request, guarded, options.enforceGuardedWrites);
+    route.preHandler = [check, ...[route.preHandler ?? []].flat()];
   });
 }
 
