@@ -1,7 +1,7 @@
 import type { ProviderAvailability } from '@paddock/core';
 import type { MachineKind } from '@paddock/protocol';
 
-const notYet = (what: string): ProviderAvailability => ({
+const _notYet = (what: string): ProviderAvailability => ({
   available: false,
   reason: `${what} is not part of this version of Paddock yet`,
 });

@@ -18,11 +18,25 @@ export interface RouteAuth {
   /** Only a login session may call it (personal token management): else 403 `jwt_required`. */
   session?: true;
   /**
-   * Refuses resource-bound credentials (agent or thread): `'object'` answers 403
-   * `credential_scope_denied`, `'string'` a 403 whose string detail names the binding.
+   * Resource-bound credentials (agent keys, thread tokens) this route refuses (spec Authentication
+   * 12), `what` the refusal says it cannot do, and the answer: `credential_scope_denied` (an object
+   * detail: team agent listing), `binding_denied` (a string detail naming the binding: the
+   * orchestration endpoints) or `forbidden` (writes a bound credential must not make). `only:
+   * 'thread'` refuses a thread's token alone (a sandbox must not rewrite the agent it runs as).
    */
-  userWide?: 'object' | 'string';
+  refuseBound?: {
+    as: 'credential_scope_denied' | 'binding_denied' | 'forbidden';
+    what: string;
+    only?: 'thread';
+  };
 }
+
+/** A sandbox's own token must not rewrite the agent every later thread runs as. */
+export const sandboxCannotRewriteAgent = {
+  as: 'forbidden',
+  what: 'change the agent it runs as',
+  only: 'thread',
+} as const satisfies RouteAuth['refuseBound'];
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -61,7 +75,7 @@ export function installAuth(app: FastifyInstance, authenticator: Authenticator, 
     if (!auth) return;
     if (auth.session && request.actor.credential.kind !== 'session')
       throw new PaddockError('jwt_required', 'this endpoint needs a login session, not a token');
-    if (auth.userWide) refuseBound(request.actor, auth.userWide);
+    if (auth.refuseBound) refuseBound(request.actor, auth.refuseBound);
     for (const scope of [auth.scope ?? []].flat()) requireScope(request.actor, scope);
   });
   // Guarded writes may depend on the body, so they are checked once it is parsed, still before the
@@ -76,18 +90,13 @@ export function installAuth(app: FastifyInstance, authenticator: Authenticator, 
   });
 }
 
-function refuseBound(actor: Actor, style: 'object' | 'string'): void {
+function refuseBound(actor: Actor, rule: NonNullable<RouteAuth['refuseBound']>): void {
   const binding = actor.credential.binding;
-  if (binding.type === 'user') return;
-  const named = binding.type === 'agent' ? `agent ${binding.agentId}` : `thread ${binding.threadId}`;
-  if (style === 'object')
-    throw new PaddockError(
-      'credential_scope_denied',
-      `a credential bound to ${named} cannot list a team's agents`,
-    );
+  if (binding.type === 'user' || (rule.only && binding.type !== rule.only)) return;
+  const bound = binding.type === 'agent' ? binding.agentId : binding.threadId;
   throw new PaddockError(
-    'binding_denied',
-    `${binding.type === 'agent' ? 'agent' : 'thread'}-scoped credential (bound to ${named}) cannot use orchestration endpoints`,
+    rule.as,
+    `${binding.type}-scoped credential (bound to ${binding.type} ${bound}) cannot ${rule.what}`,
   );
 }
 

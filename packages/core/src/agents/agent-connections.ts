@@ -16,7 +16,6 @@ import {
 } from '@paddock/store';
 import { reachableAgent } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
-import { refuseSandboxWrite } from './update-agent.ts';
 
 /** Why the integrations the command line cannot manage are managed elsewhere (spec rule 6). */
 const unmanageable: Partial<Record<ConnectionKind, string>> = {
@@ -79,7 +78,6 @@ export async function connectIntegration({
   kind: ManageableConnectionKind;
   config: ChatConfig | MeetingConfig;
 }): Promise<Connection> {
-  refuseSandboxWrite(ctx);
   return ctx.store.transaction(async (trx) => {
     const agent = await reachableAgent(trx, ctx.actor, agentId);
     const at = timestamp();
@@ -105,7 +103,6 @@ export async function disconnectIntegration({
   agentId: string;
   kind: ManageableConnectionKind;
 }): Promise<void> {
-  refuseSandboxWrite(ctx);
   await ctx.store.transaction(async (trx) => {
     const agent = await reachableAgent(trx, ctx.actor, agentId);
     if (await deleteAgentIntegration(trx, agent.id, kind))

@@ -2,7 +2,7 @@ import { envNameSchema } from '@paddock/protocol';
 import { reachableAgent } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError } from '../errors.ts';
-import { applyAgentPatch, refuseSandboxWrite, specOf } from './update-agent.ts';
+import { applyAgentPatch, specOf } from './update-agent.ts';
 
 /** `GET /agents/{agent_id}/secrets`: the agent's secrets in plaintext (sealed at rest). */
 export async function getAgentSecrets({
@@ -31,7 +31,6 @@ export async function putAgentSecrets({
   agentId: string;
   secrets: Record<string, string>;
 }): Promise<{ secrets: Record<string, string> }> {
-  refuseSandboxWrite(ctx);
   const invalid = Object.keys(secrets).filter((name) => !envNameSchema.safeParse(name).success);
   if (invalid.length > 0)
     throw new PaddockError(

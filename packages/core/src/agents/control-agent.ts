@@ -24,7 +24,7 @@ import { PaddockError } from '../errors.ts';
 import { teamNotFound } from '../orgs/orgs.ts';
 import { normalizeSpec } from './normalize-spec.ts';
 import { checkProviderPolicy, specColumns } from './resolve-agent.ts';
-import { applyAgentPatch, refuseSandboxWrite } from './update-agent.ts';
+import { applyAgentPatch } from './update-agent.ts';
 
 /**
  * The control plane's agents (D13) are the same records as the agents `POST /v2/threads` makes:
@@ -34,12 +34,7 @@ import { applyAgentPatch, refuseSandboxWrite } from './update-agent.ts';
 
 /** `POST /agents`: creates an agent in a team the caller belongs to. */
 export async function createAgent({ ctx, body }: { ctx: Ctx; body: AgentCreateBody }): Promise<ControlAgent> {
-  // An agent- or thread-bound credential acts for its own resource, never creates new agents.
-  if (ctx.actor.credential.binding.type !== 'user')
-    throw new PaddockError(
-      'forbidden',
-      `a ${ctx.actor.credential.binding.type}-bound credential cannot create agents`,
-    );
+  // An agent- or thread-bound credential never creates agents: the route refuses it (refuseBound).
   return ctx.store.transaction(async (trx) => {
     const team = await findTeam(trx, body.team_id);
     if (
@@ -107,7 +102,6 @@ export async function putControlAgent({
   agentId: string;
   body: AgentPutBody;
 }): Promise<ControlAgent> {
-  refuseSandboxWrite(ctx);
   return ctx.store.transaction(async (trx) => {
     let agent = await reachableAgent(trx, ctx.actor, agentId);
     agent = await applyAgentPatch(ctx, trx, agent, {

@@ -21,19 +21,12 @@ export async function updateAgent({
   agentId: string;
   patch: AgentPatch;
 }): Promise<AgentRecord> {
-  // The scope is the route's to check: `publish` for secrets, the deployment's guard for the rest.
-  refuseSandboxWrite(ctx);
+  // The route checks the credential: `publish` for secrets, the deployment's guard for the rest, and
+  // never a sandbox's own token (refuseBound).
   return ctx.store.transaction(async (trx) => {
     const agent = await reachableAgent(trx, ctx.actor, agentId);
     return toAgentRecord(ctx, await applyAgentPatch(ctx, trx, agent, patch));
   });
-}
-
-/** A sandbox's own token must not rewrite the agent every later thread runs as. */
-export function refuseSandboxWrite(ctx: Ctx): void {
-  if (ctx.actor.credential.binding.type === 'thread') {
-    throw new PaddockError('forbidden', 'a thread-bound token cannot change its agent');
-  }
 }
 
 /**

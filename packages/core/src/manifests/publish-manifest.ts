@@ -16,7 +16,7 @@ import {
   upsertAgentComponent,
 } from '@paddock/store';
 import type { NormalizedSpec } from '../agents/normalize-spec.ts';
-import { applyAgentPatch, refuseSandboxWrite } from '../agents/update-agent.ts';
+import { applyAgentPatch } from '../agents/update-agent.ts';
 import { reachableAgent } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { agentNotFound, PaddockError } from '../errors.ts';
@@ -47,7 +47,6 @@ export async function publishManifest({
   agentId: string;
   body: ManifestPutBody;
 }): Promise<Manifest> {
-  refuseSandboxWrite(ctx);
   if (body.reconcile_evals && body.base_revision === undefined)
     throw new PaddockError(
       'base_revision_required',

@@ -49,11 +49,7 @@ export async function createTeam({
   orgId: string;
   name: string;
 }): Promise<Team> {
-  if (ctx.actor.credential.binding.type !== 'user')
-    throw new PaddockError(
-      'forbidden',
-      `a ${ctx.actor.credential.binding.type}-bound credential cannot create teams`,
-    );
+  // An agent- or thread-bound credential never creates teams: the route refuses it (refuseBound).
   return ctx.store.transaction(async (trx) => {
     const role = await orgRoleOf(trx, ctx.actor.userId, orgId);
     if (!teamCreatorRoles.has(role))

@@ -34,9 +34,11 @@ import {
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { sandboxCannotRewriteAgent } from '../auth.ts';
 import { ctxOf } from '../context.ts';
 
-const publish = { auth: { scope: 'publish' as const } };
+/** The writes that change an agent: `publish`, and never from the agent's own sandbox. */
+const agentWrite = { auth: { scope: 'publish' as const, refuseBound: sandboxCannotRewriteAgent } };
 const items = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item) });
 
 /** Organizations and teams, control-plane agents, their secrets and their integrations (D13). */
@@ -54,7 +56,7 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
   r.post(
     '/orgs/:org_id/teams',
     {
-      config: publish,
+      config: { auth: { scope: 'publish', refuseBound: { as: 'forbidden', what: 'create teams' } } },
       schema: { params: orgParamsSchema, body: teamCreateBodySchema, response: { 201: teamSchema } },
     },
     async (request, reply) =>
@@ -69,7 +71,7 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
   r.get(
     '/orgs/:org_id/teams/:team_id/agents',
     {
-      config: { auth: { userWide: 'object' } },
+      config: { auth: { refuseBound: { as: 'credential_scope_denied', what: "list a team's agents" } } },
       schema: {
         params: teamParamsSchema,
         querystring: teamAgentsQuerySchema,
@@ -87,7 +89,10 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
 
   r.post(
     '/agents',
-    { config: publish, schema: { body: agentCreateBodySchema, response: { 201: controlAgentSchema } } },
+    {
+      config: { auth: { scope: 'publish', refuseBound: { as: 'forbidden', what: 'create agents' } } },
+      schema: { body: agentCreateBodySchema, response: { 201: controlAgentSchema } },
+    },
     async (request, reply) =>
       reply.code(201).send(await createAgent({ ctx: ctxOf(services, request), body: request.body })),
   );
@@ -99,7 +104,7 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
   r.put(
     '/agents/:agent_id',
     {
-      config: publish,
+      config: agentWrite,
       schema: { params: agentParamsSchema, body: agentPutBodySchema, response: { 200: controlAgentSchema } },
     },
     (request) =>
@@ -118,7 +123,7 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
   r.put(
     '/agents/:agent_id/secrets',
     {
-      config: publish,
+      config: agentWrite,
       schema: {
         params: agentParamsSchema,
         body: agentSecretsBodySchema,
@@ -141,7 +146,7 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
   r.put(
     '/agents/:agent_id/connections/chat',
     {
-      config: publish,
+      config: agentWrite,
       schema: { params: agentParamsSchema, body: chatConnectBodySchema, response: { 200: connectionSchema } },
     },
     (request) =>
@@ -155,7 +160,7 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
   r.put(
     '/agents/:agent_id/connections/meeting',
     {
-      config: publish,
+      config: agentWrite,
       schema: {
         params: agentParamsSchema,
         body: meetingConnectBodySchema,
@@ -173,7 +178,7 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
   for (const kind of ['chat', 'meeting'] as const) {
     r.delete(
       `/agents/:agent_id/connections/${kind}`,
-      { config: publish, schema: { params: agentParamsSchema } },
+      { config: agentWrite, schema: { params: agentParamsSchema } },
       async (request, reply) => {
         await disconnectIntegration({
           ctx: ctxOf(services, request),

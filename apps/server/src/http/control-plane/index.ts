@@ -12,7 +12,7 @@ export const controlPlanePrefixes = ['/v2/cli', '/api/cli'] as const;
 
 /**
  * The control plane the command-line client uses. Every route declares its scope (`publish` on the
- * writes, none on reads) and, where the spec refuses resource-bound credentials, `userWide`.
+ * writes, none on reads) and, where a resource-bound credential is refused, `refuseBound`.
  */
 export async function controlPlaneRoutes(app: FastifyInstance, services: Services): Promise<void> {
   for (const prefix of controlPlanePrefixes) {

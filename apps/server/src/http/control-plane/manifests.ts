@@ -2,9 +2,10 @@ import { getManifest, getRevision, publishManifest, type Services } from '@paddo
 import { agentParamsSchema, manifestPutBodySchema, manifestSchema, revisionSchema } from '@paddock/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { sandboxCannotRewriteAgent } from '../auth.ts';
 import { ctxOf } from '../context.ts';
 
-const publish = { auth: { scope: 'publish' as const } };
+const _publish = { auth: { scope: 'publish' as const } };
 
 /** Manifests (the agent's whole content as components) and the revision drift check. */
 export function manifestRoutes(app: FastifyInstance, services: Services): void {
@@ -17,7 +18,7 @@ export function manifestRoutes(app: FastifyInstance, services: Services): void {
   r.put(
     '/agents/:agent_id/manifest',
     {
-      config: publish,
+      config: { auth: { scope: 'publish', refuseBound: sandboxCannotRewriteAgent } },
       schema: { params: agentParamsSchema, body: manifestPutBodySchema, response: { 200: manifestSchema } },
     },
     (request) =>

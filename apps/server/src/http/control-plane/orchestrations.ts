@@ -20,8 +20,10 @@ import { z } from 'zod';
 import { ctxOf } from '../context.ts';
 
 /** The five orchestration routes refuse agent- and thread-bound credentials (string detail). */
-const userWideRead = { auth: { userWide: 'string' as const } };
-const userWideWrite = { auth: { scope: 'publish' as const, userWide: 'string' as const } };
+// Spec Authentication 12: the five orchestration endpoints refuse resource-bound credentials.
+const refuseBound = { as: 'binding_denied', what: 'use orchestration endpoints' } as const;
+const read = { auth: { refuseBound } };
+const write = { auth: { scope: 'publish' as const, refuseBound } };
 
 /** Orchestrations (spec control plane rule 9, D13). */
 export function orchestrationRoutes(app: FastifyInstance, services: Services): void {
@@ -30,7 +32,7 @@ export function orchestrationRoutes(app: FastifyInstance, services: Services): v
   r.get(
     '/orgs/:org_id/teams/:team_id/orchestrations',
     {
-      config: userWideRead,
+      config: read,
       schema: {
         params: orgTeamParamsSchema,
         response: { 200: z.object({ items: z.array(orchestrationSchema) }) },
@@ -46,7 +48,7 @@ export function orchestrationRoutes(app: FastifyInstance, services: Services): v
   r.post(
     '/orchestrations',
     {
-      config: userWideWrite,
+      config: write,
       schema: { body: orchestrationCreateBodySchema, response: { 201: orchestrationSchema } },
     },
     async (request, reply) =>
@@ -55,7 +57,7 @@ export function orchestrationRoutes(app: FastifyInstance, services: Services): v
   r.get(
     '/orchestrations/:orch_id',
     {
-      config: userWideRead,
+      config: read,
       schema: { params: orchestrationParamsSchema, response: { 200: orchestrationSchema } },
     },
     (request) => getOrchestration({ ctx: ctxOf(services, request), orchestrationId: request.params.orch_id }),
@@ -63,7 +65,7 @@ export function orchestrationRoutes(app: FastifyInstance, services: Services): v
   r.get(
     '/orchestrations/:orch_id/manifest',
     {
-      config: userWideRead,
+      config: read,
       schema: { params: orchestrationParamsSchema, response: { 200: orchestrationManifestSchema } },
     },
     (request) =>
@@ -72,7 +74,7 @@ export function orchestrationRoutes(app: FastifyInstance, services: Services): v
   r.put(
     '/orchestrations/:orch_id',
     {
-      config: userWideWrite,
+      config: write,
       schema: {
         params: orchestrationParamsSchema,
         body: orchestrationUpdateBodySchema,
