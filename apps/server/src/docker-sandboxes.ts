@@ -1,7 +1,7 @@
 import type { ProviderAvailability, SandboxHost } from '@paddock/core';
 import { createDockerProvider, DockerEngine, Runner } from '@paddock/sandbox';
 import type { Logger } from 'pino';
-import { embeddedSandboxHost } from './sandbox-host.ts';
+import { deferredSandboxHost, embeddedSandboxHost } from './sandbox-host.ts';
 
 export interface DockerSetup {
   /** `DOCKER_HOST`: the engine the containers run on, on this host. */
@@ -99,21 +99,11 @@ export async function startDockerSandboxes(setup: DockerSetup): Promise<DockerSa
   const timer = setInterval(() => void probe().catch(() => {}), setup.probeEveryMs ?? 10_000);
   timer.unref();
 
-  const current = (): SandboxHost => {
-    if (!host) throw new Error(`sandbox_b cannot run here: ${state.reason}`);
-    return host;
-  };
   return {
-    host: {
-      runnerFor: () => undefined,
-      isRunning: (threadId) => host?.isRunning(threadId) ?? false,
-      isBooting: (threadId) => host?.isBooting?.(threadId) ?? false,
-      ensure: async (threadId, options) => current().ensure(threadId, options),
-      runTurn: (threadId, command, onEvent) => current().runTurn(threadId, command, onEvent),
-      interrupt: (threadId, turnId) => host?.interrupt(threadId, turnId),
-      steer: async (threadId, turnId, messages) => host?.steer(threadId, turnId, messages) ?? false,
-      exec: async (threadId, request) => current().exec(threadId, request),
-    },
+    host: deferredSandboxHost({
+      current: () => host,
+      whyNot: () => `sandbox_b cannot run here: ${state.reason}`,
+    }),
     availability: () => state,
     async shutdown() {
       closed = true;

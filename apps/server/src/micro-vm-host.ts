@@ -2,7 +2,7 @@ import type { SandboxHost } from '@paddock/core';
 import { type ApiTarget, createMicroVmProvider, Runner } from '@paddock/sandbox';
 import type { Logger } from 'pino';
 import type { MicroVmCheck } from './micro-vm.ts';
-import { embeddedSandboxHost } from './sandbox-host.ts';
+import { deferredSandboxHost, embeddedSandboxHost } from './sandbox-host.ts';
 
 export interface MicroVmHostSetup {
   check: MicroVmCheck;
@@ -50,25 +50,15 @@ export function microVmSandboxHost(setup: MicroVmHostSetup): {
     });
     return runner;
   };
-  // Every call but `ensure` comes after a boot, so the runner exists by then.
-  const booted = (): SandboxHost => {
-    if (!host) throw new Error('the thread has no running micro-VM');
-    return host;
-  };
   return {
-    host: {
-      runnerFor: () => undefined,
-      isRunning: (threadId) => host?.isRunning(threadId) ?? false,
-      isBooting: (threadId) => host?.isBooting?.(threadId) ?? false,
-      ensure: async (threadId, options) => {
+    // Every call but `ensure` comes after a boot, so the runner exists by then.
+    host: deferredSandboxHost({
+      current: () => host,
+      start: async () => {
         await start();
-        return booted().ensure(threadId, options);
       },
-      runTurn: (threadId, command, onEvent) => booted().runTurn(threadId, command, onEvent),
-      interrupt: (threadId, turnId) => host?.interrupt(threadId, turnId),
-      steer: (threadId, turnId, messages) => booted().steer(threadId, turnId, messages),
-      exec: (threadId, request) => booted().exec(threadId, request),
-    },
+      whyNot: () => 'the thread has no running micro-VM',
+    }),
     async shutdown() {
       const started = await runner?.catch(() => undefined);
       await started?.shutdown();

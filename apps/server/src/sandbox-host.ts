@@ -59,3 +59,33 @@ export function embeddedSandboxHost(runner: Runner, apiUrl: string): SandboxHost
     exec: (threadId, request) => runner.exec(threadId, request),
   };
 }
+
+/**
+ * A sandbox host whose runner comes up later (on the first boot, or once its engine answers): until
+ * then nothing runs on it, and a boot brings it up (`start`) or fails saying why it cannot.
+ */
+export function deferredSandboxHost(options: {
+  current: () => SandboxHost | undefined;
+  start?: () => Promise<void>;
+  whyNot: () => string;
+}): SandboxHost {
+  const ready = (): SandboxHost => {
+    const host = options.current();
+    if (!host) throw new Error(options.whyNot());
+    return host;
+  };
+  return {
+    runnerFor: () => undefined,
+    isRunning: (threadId) => options.current()?.isRunning(threadId) ?? false,
+    isBooting: (threadId) => options.current()?.isBooting?.(threadId) ?? false,
+    async ensure(threadId, ensureOptions) {
+      await options.start?.();
+      return ready().ensure(threadId, ensureOptions);
+    },
+    runTurn: async (threadId, command, onEvent) => ready().runTurn(threadId, command, onEvent),
+    interrupt: (threadId, turnId) => options.current()?.interrupt(threadId, turnId),
+    steer: async (threadId, turnId, messages) =>
+      (await options.current()?.steer(threadId, turnId, messages)) ?? false,
+    exec: async (threadId, request) => ready().exec(threadId, request),
+  };
+}
