@@ -3,7 +3,7 @@ import type { Readable, Writable } from 'node:stream';
 import { toNdjson } from './ndjson.ts';
 import type { RunnerCommand, SupervisorMessage } from './protocol.ts';
 import type { SandboxExit, SandboxProcess } from './provider.ts';
-import { SupervisorChannel } from './supervisor-channel.ts';
+import { readyOrDestroyed, SupervisorChannel } from './supervisor-channel.ts';
 
 export interface ChildSandboxOptions {
   id: string;
@@ -31,13 +31,7 @@ const outputDrainMs = 200;
 /** Wraps a spawned supervisor; resolves once it has said `ready`, rejects (after cleaning up) if it never does. */
 export function startChildSandbox(options: ChildSandboxOptions): Promise<SandboxProcess> {
   const sandbox = new ChildSandboxProcess(options);
-  return sandbox.ready.then(
-    () => sandbox,
-    async (error: unknown) => {
-      await sandbox.destroy();
-      throw error;
-    },
-  );
+  return readyOrDestroyed(sandbox);
 }
 
 class ChildSandboxProcess implements SandboxProcess {

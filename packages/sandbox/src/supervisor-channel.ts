@@ -90,3 +90,16 @@ export class SupervisorChannel {
     for (const listener of this.#listeners) listener(message);
   }
 }
+
+/** The sandbox once its supervisor is ready; destroyed (nothing left behind) when it never is. */
+export function readyOrDestroyed<S extends { ready: Promise<void>; destroy(): Promise<void> }>(
+  sandbox: S,
+): Promise<S> {
+  return sandbox.ready.then(
+    () => sandbox,
+    async (error: unknown) => {
+      await sandbox.destroy();
+      throw error;
+    },
+  );
+}

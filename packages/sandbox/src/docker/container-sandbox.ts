@@ -3,7 +3,7 @@ import { PassThrough } from 'node:stream';
 import { toNdjson } from '../ndjson.ts';
 import type { RunnerCommand, SupervisorMessage } from '../protocol.ts';
 import type { SandboxExit, SandboxProcess } from '../provider.ts';
-import { SupervisorChannel } from '../supervisor-channel.ts';
+import { readyOrDestroyed, SupervisorChannel } from '../supervisor-channel.ts';
 import { demuxStream } from './demux.ts';
 import type { DockerEngine } from './engine.ts';
 
@@ -31,13 +31,7 @@ export async function startContainerSandbox(options: ContainerSandboxOptions): P
     throw error;
   }
   const sandbox = new ContainerSandbox(options, connection);
-  return sandbox.ready.then(
-    () => sandbox,
-    async (error: unknown) => {
-      await sandbox.destroy();
-      throw error;
-    },
-  );
+  return readyOrDestroyed(sandbox);
 }
 
 /** A supervisor in a container, spoken to in NDJSON over the engine's attach connection. */
