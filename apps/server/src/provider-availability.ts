@@ -1,11 +1,6 @@
 import type { ProviderAvailability } from '@paddock/core';
 import type { MachineKind } from '@paddock/protocol';
 
-const _notYet = (what: string): ProviderAvailability => ({
-  available: false,
-  reason: `${what} is not part of this version of Paddock yet`,
-});
-
 /**
  * Which providers this host can run, and why not. `sandbox_a` is the local provider with the
  * isolation the runner found (bubblewrap, else plain processes, or the detached runners'), and

@@ -5,8 +5,6 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { sandboxCannotRewriteAgent } from '../auth.ts';
 import { ctxOf } from '../context.ts';
 
-const _publish = { auth: { scope: 'publish' as const } };
-
 /** Manifests (the agent's whole content as components) and the revision drift check. */
 export function manifestRoutes(app: FastifyInstance, services: Services): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
