@@ -55,8 +55,11 @@ const configSchema = z.object({
   /** An external OpenID Connect issuer whose access tokens are login sessions too (with its audience). */
   PADDOCK_OIDC_ISSUER: z.url().optional(),
   PADDOCK_OIDC_AUDIENCE: z.string().min(1).optional(),
-  /** Enforce `publish` on the guarded writes outside the control plane; off, a would-be denial is logged. */
-  PADDOCK_ENFORCE_WRITE_SCOPES: z.stringbool().default(false),
+  /**
+   * Enforce `publish` on the guarded writes outside the control plane (on by default: PATCH agent
+   * sets the entrypoint, which runs code); off, a would-be denial is only logged.
+   */
+  PADDOCK_ENFORCE_WRITE_SCOPES: z.stringbool().default(true),
   /** D10: how long the bytes of a cancelled (or lapsed) upload are kept before the purge drops them. */
   PADDOCK_UPLOAD_RETENTION_MS: positiveMs.default(24 * 60 * 60 * 1000),
   /** How long a signed upload URL works; `…/authorize` issues a fresh one. */

@@ -1,6 +1,7 @@
 import { mintToken } from '@paddock/core';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentSpec, allEvents, json, settled } from './helpers.ts';
 
@@ -114,44 +115,64 @@ describe.each(testDatabases())('PATCH /v2/agents on $name', (database) => {
     const unchanged = await json<AgentRecord>(await patch(agent_id, {}), 200);
     expect(unchanged).toMatchObject({ instructions: 'kept', secret_names: [] });
   });
-
-  it('lets a read-only token through the guarded fields while the guard only logs (spec Authentication 11)', async () => {
-    const { agent_id } = await newAgent({ instructions: 'guarded' });
-    const readOnly = await tokenFor((userId) => ({ kind: 'pat', userId, name: 'ro', scopes: ['read'] }));
-    const record = await json<AgentRecord>(
-      await patch(agent_id, { title: 'Renamed by a reader' }, readOnly),
-      200,
-    );
-    expect(record.title).toBe('Renamed by a reader');
-  });
 });
 
-describe.each(testDatabases())('PATCH /v2/agents with the write guard enforced on $name', (database) => {
+describe.each(testDatabases())('PATCH /v2/agents write guard on $name', (database) => {
   let server: TestServer;
+  let logOnly: TestServer;
+  const logged: { msg?: string; credential?: string }[] = [];
   beforeAll(async () => {
-    server = await startTestServer(database, { PADDOCK_ENFORCE_WRITE_SCOPES: 'true' });
+    server = await startTestServer(database);
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
+    logOnly = await startTestServer(database, { PADDOCK_ENFORCE_WRITE_SCOPES: 'false' }, { logger });
   });
-  afterAll(() => server.close());
+  afterAll(() => Promise.all([server.close(), logOnly.close()]));
 
-  it('refuses a read-only token on every field and changes nothing', async () => {
+  async function readOnlyToken(on: TestServer) {
+    const { store } = on.paddock.services;
+    const admin = await store.db.selectFrom('users').select('id').executeTakeFirstOrThrow();
+    return mintToken(store.db, { kind: 'pat', userId: admin.id, name: 'ro', scopes: ['read'] });
+  }
+
+  it('by default refuses a read-only token on every field, the entrypoint included, and changes nothing', async () => {
     const { agent_id } = await json<{ agent_id: string }>(
       await server.request('POST', '/v2/threads', { body: { agent: agentSpec({ instructions: 'kept' }) } }),
       201,
     );
-    const { store } = server.paddock.services;
-    const admin = await store.db.selectFrom('users').select('id').executeTakeFirstOrThrow();
-    const readOnly = (
-      await mintToken(store.db, { kind: 'pat', userId: admin.id, name: 'ro', scopes: ['read'] })
-    ).token;
-    const refused = await server.request('PATCH', `/v2/agents/${agent_id}`, {
-      body: { title: 'x' },
-      token: readOnly,
-    });
-    expect((await json<{ detail: string }>(refused, 403)).detail).toBe('PAT lacks required scope: publish');
+    const readOnly = (await readOnlyToken(server)).token;
+    for (const body of [{ title: 'x' }, { entrypoint: 'touch /workspace/pwned' }]) {
+      const refused = await server.request('PATCH', `/v2/agents/${agent_id}`, { body, token: readOnly });
+      expect((await json<{ detail: string }>(refused, 403)).detail).toBe('PAT lacks required scope: publish');
+    }
     const record = await json<AgentRecord>(
       await server.request('PATCH', `/v2/agents/${agent_id}`, { body: {} }),
       200,
     );
+    expect(record).toMatchObject({ instructions: 'kept', entrypoint: null });
     expect(record.title).not.toBe('x');
+  });
+
+  it('with PADDOCK_ENFORCE_WRITE_SCOPES=false lets a read-only token through the guarded fields and logs it', async () => {
+    const { agent_id } = await json<{ agent_id: string }>(
+      await logOnly.request('POST', '/v2/threads', {
+        body: { agent: agentSpec({ instructions: 'guarded' }) },
+      }),
+      201,
+    );
+    const readOnly = await readOnlyToken(logOnly);
+    const record = await json<AgentRecord>(
+      await logOnly.request('PATCH', `/v2/agents/${agent_id}`, {
+        body: { title: 'Renamed by a reader' },
+        token: readOnly.token,
+      }),
+      200,
+    );
+    expect(record.title).toBe('Renamed by a reader');
+    expect(logged).toContainEqual(
+      expect.objectContaining({
+        msg: 'guarded write would be denied (PADDOCK_ENFORCE_WRITE_SCOPES is off)',
+        credential: readOnly.id,
+      }),
+    );
   });
 });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Faults } from '@paddock/core';
 import { parseConfig } from '@paddock/server/config';
 import { type Paddock, startPaddock } from '@paddock/server/paddock';
+import type { Logger } from 'pino';
 import { createPostgresDatabase, type TestDatabase } from './databases.ts';
 import { type ApiRequest, apiRequester } from './http.ts';
 
@@ -21,12 +22,12 @@ export interface TestServer {
 
 /**
  * Starts a real Paddock server on an ephemeral loopback port with its own data dir and database;
- * `faults` are the test-only hooks of core's `Faults`.
+ * `faults` are the test-only hooks of core's `Faults`; `logger` replaces the silent one (to assert logs).
  */
 export async function startTestServer(
   database: TestDatabase,
   env: Record<string, string> = {},
-  options: { faults?: Faults } = {},
+  options: { faults?: Faults; logger?: Logger } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'paddock-test-'));
   const postgres = database.name === 'postgres' ? await createPostgresDatabase(database.adminUrl) : undefined;
@@ -44,7 +45,7 @@ export async function startTestServer(
     PADDOCK_SANDBOX: process.env.PADDOCK_TEST_SANDBOX ?? 'auto',
     ...env,
   });
-  const paddock = await startPaddock(config, { faults: options.faults });
+  const paddock = await startPaddock(config, { faults: options.faults, logger: options.logger });
   return {
     paddock,
     url: paddock.url,
