@@ -1,5 +1,5 @@
 import fastifySwagger from '@fastify/swagger';
-import type { Authenticator, LoginSessions, Services } from '@paddock/core';
+import type { AddressRange, Authenticator, LoginSessions, Services } from '@paddock/core';
 import type { ModelRouter } from '@paddock/models';
 import type { DataStore } from '@tus/server';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -30,6 +30,8 @@ export interface AppOptions {
   models: ModelRouter;
   logger: Logger;
   bodyLimit: number;
+  /** Proxies whose `X-Forwarded-For` is believed (`request.ip`); none: the socket's address. */
+  trustProxy?: readonly AddressRange[];
   keepaliveMs: number;
   /** The upload store the presigned tus endpoint writes into. */
   uploadDatastore: DataStore;
@@ -42,6 +44,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
     loggerInstance: options.logger as FastifyBaseLogger,
     bodyLimit: options.bodyLimit,
+    trustProxy: options.trustProxy?.map((range) => `${range.address}/${range.prefix}`) ?? false,
     genReqId: (req) =>
       (req.headers['x-request-id'] as string | undefined)?.slice(0, 100) || crypto.randomUUID(),
     requestIdHeader: false,

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { parseAddressRanges } from '@paddock/core';
 import { defaultDockerHost, defaultSandboxImage, parseDockerHost } from '@paddock/sandbox';
 import { z } from 'zod';
 
@@ -19,6 +20,16 @@ const creditBudgets = z
     z.record(z.uuid('keys must be organization ids'), z.number().int('credits must be whole numbers').min(0)),
   )
   .transform((budgets) => new Map(Object.entries(budgets)));
+
+/** Comma-separated IP addresses and CIDR ranges (`10.0.0.0/8,::1`). */
+const addressRanges = z.string().transform((text, ctx) => {
+  try {
+    return parseAddressRanges(text);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    return z.NEVER;
+  }
+});
 
 /** Every setting, parsed once at start-up from the environment (D1, D10). */
 const configSchema = z.object({
@@ -60,6 +71,16 @@ const configSchema = z.object({
    * sets the entrypoint, which runs code); off, a would-be denial is only logged.
    */
   PADDOCK_ENFORCE_WRITE_SCOPES: z.stringbool().default(true),
+  /**
+   * Non-public addresses (loopback, private, link-local …) that requests the server makes on a
+   * user's behalf (the MCP probe) may reach; none by default, so a user cannot probe the server's network.
+   */
+  PADDOCK_OUTBOUND_ALLOW: addressRanges.default([]),
+  /**
+   * The reverse proxies in front of the server: their `X-Forwarded-For` names the client (whose
+   * address the login lockout is keyed on). Unset: the socket's address is the client's.
+   */
+  PADDOCK_TRUST_PROXY: addressRanges.optional(),
   /** D10: how long the bytes of a cancelled (or lapsed) upload are kept before the purge drops them. */
   PADDOCK_UPLOAD_RETENTION_MS: positiveMs.default(24 * 60 * 60 * 1000),
   /** How long a signed upload URL works; `…/authorize` issues a fresh one. */

@@ -5,6 +5,7 @@ import {
   budgetCreditGate,
   createAuthenticator,
   createLoginSessions,
+  createOutboundGuard,
   createProviderPolicy,
   createSecretBox,
   createTurnExecutor,
@@ -107,6 +108,7 @@ export async function startPaddock(
     },
     defaultModel: models.defaultModel,
     judge: createEvalJudge(models, config.PADDOCK_EVAL_JUDGE_MODEL),
+    outbound: createOutboundGuard({ allow: config.PADDOCK_OUTBOUND_ALLOW }),
     log: logger,
     faults: options.faults,
   };
@@ -139,6 +141,7 @@ export async function startPaddock(
     models,
     logger,
     bodyLimit: config.PADDOCK_BODY_LIMIT_BYTES,
+    trustProxy: config.PADDOCK_TRUST_PROXY,
     keepaliveMs: config.PADDOCK_SSE_KEEPALIVE_MS,
     uploadDatastore: uploadBackend.datastore,
     runnerLink: {
@@ -246,6 +249,7 @@ export async function startPaddock(
       await microVms?.shutdown();
       await microVmCheck.settled;
       await app.close();
+      await services.outbound.close();
       await store.close();
     },
   };

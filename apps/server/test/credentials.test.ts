@@ -63,7 +63,7 @@ describe.each(testDatabases())('credentials on $name', (database) => {
     }
   });
 
-  it('locks a username out after 10 failed logins (429 with Retry-After), leaving other users alone', async () => {
+  it('locks a username out for one client address after 10 failed logins (429 with Retry-After); other addresses and users still log in', async () => {
     const { db } = server.paddock.services.store;
     await insertUser(db, {
       id: newId(),
@@ -73,13 +73,29 @@ describe.each(testDatabases())('credentials on $name', (database) => {
       subject: null,
       created_at: timestamp(),
     });
-    const attempt = (username: string, password: string) =>
-      server.request('POST', '/v2/auth/login', { body: { username, password }, token: null });
-    for (let i = 0; i < 10; i++) await json(await attempt('guessed', `wrong-${i}`), 401);
-    const locked = await attempt('guessed', 'right-password');
-    expect((await json<{ detail: { code: string } }>(locked, 429)).detail.code).toBe('too_many_attempts');
-    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(800);
-    await json(await attempt('admin', 'test-password'), 200);
+    const attempt = (username: string, password: string, remoteAddress: string) =>
+      server.paddock.app.inject({
+        method: 'POST',
+        url: '/v2/auth/login',
+        payload: { username, password },
+        remoteAddress,
+      });
+    const guesser = '203.0.113.7';
+    for (let i = 0; i < 10; i++)
+      expect((await attempt('guessed', `wrong-${i}`, guesser)).statusCode).toBe(401);
+    const locked = await attempt('guessed', 'right-password', guesser);
+    expect(locked.statusCode).toBe(429);
+    expect(locked.json<{ detail: { code: string } }>().detail.code).toBe('too_many_attempts');
+    expect(Number(locked.headers['retry-after'])).toBeGreaterThan(800);
+    // The same address written IPv4-mapped is the same client.
+    expect((await attempt('guessed', 'right-password', `::ffff:${guesser}`)).statusCode).toBe(429);
+    expect((await attempt('guessed', 'right-password', '198.51.100.20')).statusCode).toBe(200);
+    expect((await attempt('admin', 'test-password', guesser)).statusCode).toBe(200);
+    // An IPv6 client is one /64: rotating through it does not reset the count.
+    for (let i = 0; i < 10; i++)
+      expect((await attempt('guessed', `wrong-${i}`, `2001:db8:1:2::${i + 1}`)).statusCode).toBe(401);
+    expect((await attempt('guessed', 'right-password', '2001:db8:1:2:ffff::1')).statusCode).toBe(429);
+    expect((await attempt('guessed', 'right-password', '2001:db8:1:3::1')).statusCode).toBe(200);
   });
 
   it('refuses a session signed by anyone else, or tampered with, as an invalid credential', async () => {

@@ -72,7 +72,8 @@ describe.each(testDatabases())('MCP server report on $name', (database) => {
   const goodToken = 'mcp-oauth-token-6f1f0c2e9b';
 
   beforeAll(async () => {
-    server = await startTestServer(database);
+    // The MCP servers here listen on loopback: a deployment with a local MCP server allows it so.
+    server = await startTestServer(database, { PADDOCK_OUTBOUND_ALLOW: '127.0.0.1' });
     const open = await listen((req, res) => serveStreamable(req, res, 3));
     // Requires OAuth: 401 with the MCP authorization `WWW-Authenticate` and protected-resource
     // metadata, unless the caller brings the token the authorization server would have issued.
@@ -364,4 +365,73 @@ describe.each(testDatabases())('MCP server report on $name', (database) => {
     // Also under /api/cli.
     await json(await server.request('GET', `/api/cli/agents/${agent_id}/mcp-servers`), 200);
   });
+});
+
+describe.each(testDatabases())('MCP probe and the outbound guard on $name', (database) => {
+  let guarded: TestServer;
+  let allowing: TestServer;
+  /** Real MCP servers on IPv4 and IPv6 loopback that count every connection made to them. */
+  const local: { server: Server; port: number; connections: number }[] = [];
+  beforeAll(async () => {
+    [guarded, allowing] = await Promise.all([
+      startTestServer(database),
+      startTestServer(database, { PADDOCK_OUTBOUND_ALLOW: '127.0.0.0/8,::1' }),
+    ]);
+    for (const host of ['127.0.0.1', '::1']) {
+      const server = createServer((req, res) => void serveStreamable(req, res, 1));
+      const entry = { server, port: 0, connections: 0 };
+      server.on('connection', () => entry.connections++);
+      await new Promise<void>((resolve) => server.listen(0, host, resolve));
+      entry.port = (server.address() as AddressInfo).port;
+      local.push(entry);
+    }
+  });
+  afterAll(async () => {
+    for (const { server } of local) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    await Promise.all([guarded.close(), allowing.close()]);
+  });
+
+  const targets = () => {
+    const [v4, v6] = [local[0]!.port, local[1]!.port];
+    return [
+      { name: 'loopback', url: `http://127.0.0.1:${v4}/mcp` },
+      { name: 'localhost', url: `http://localhost:${v4}/mcp` },
+      { name: 'mapped', url: `http://[::ffff:127.0.0.1]:${v4}/mcp` },
+      { name: 'loopback-v6', url: `http://[::1]:${v6}/mcp` },
+      { name: 'metadata', url: 'http://169.254.169.254/latest/meta-data/' },
+      { name: 'private', url: 'http://10.0.0.1/mcp' },
+    ];
+  };
+  async function reportOn(on: TestServer) {
+    const readOnly = await adminTokenWith(on, ['read']);
+    const { agent_id } = await json<{ agent_id: string }>(
+      await on.request('POST', '/v2/threads', { body: { agent: agentSpec({ mcp_servers: targets() }) } }),
+      201,
+    );
+    const response = await on.request('GET', `/v2/cli/agents/${agent_id}/mcp-servers`, { token: readOnly });
+    return (await json<{ items: Report[] }>(response, 200)).items;
+  }
+
+  it('refuses loopback, private and metadata addresses without connecting, unless the deployment allows them', async () => {
+    const before = local.map((l) => l.connections);
+    const refused = await reportOn(guarded);
+    expect(refused.map((i) => [i.name, i.last_check.status, i.last_check.error])).toEqual(
+      targets().map((t) => [t.name, 'error', 'unreachable (address not allowed)']),
+    );
+    expect(local.map((l) => l.connections)).toEqual(before);
+
+    const allowed = await reportOn(allowing);
+    expect(allowed.map((i) => [i.name, i.last_check.status])).toEqual([
+      ['loopback', 'ok'],
+      ['localhost', 'ok'],
+      ['mapped', 'ok'],
+      ['loopback-v6', 'ok'],
+      ['metadata', 'error'],
+      ['private', 'error'],
+    ]);
+    expect(local.every((l, i) => l.connections > before[i]!)).toBe(true);
+  }, 20_000);
 });

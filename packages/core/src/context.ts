@@ -7,6 +7,7 @@ import type { SecretBox } from './crypto/secret-box.ts';
 import type { EvalJudge } from './evals/eval-judge.ts';
 import type { Faults } from './faults.ts';
 import type { MachineTimings } from './machines/machine-lifecycle.ts';
+import type { OutboundGuard } from './outbound/outbound-guard.ts';
 import type { SandboxHost } from './turns/sandbox-host.ts';
 import type { Uploads } from './uploads/upload-store.ts';
 
@@ -51,6 +52,8 @@ export interface Services {
   machines: MachineTimings;
   uploads: Uploads;
   defaultModel: string;
+  /** The only way to make HTTP requests on a user's behalf: refuses non-public addresses (not allowed). */
+  outbound: OutboundGuard;
   /** Judges eval runs through the model gateway. */
   judge: EvalJudge;
   log: Logger;

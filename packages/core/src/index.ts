@@ -41,6 +41,8 @@ export * from './orchestrations/orchestrations.ts';
 export * from './orchestrations/revision.ts';
 export * from './orgs/orgs.ts';
 export * from './orgs/team-agents.ts';
+export * from './outbound/address-ranges.ts';
+export * from './outbound/outbound-guard.ts';
 export * from './tasks/submit-task-input.ts';
 export * from './tasks/task-inputs.ts';
 export * from './threads/append-messages.ts';

@@ -9,7 +9,8 @@ export function loginRoutes(app: FastifyInstance, sessions: LoginSessions): void
   r.post(
     '/v2/auth/login',
     { config: { auth: false }, schema: { body: loginBodySchema, response: { 200: loginResponseSchema } } },
-    (request) => sessions.login(request.body.username, request.body.password),
+    // request.ip: the socket's address, or the client's as a trusted proxy (PADDOCK_TRUST_PROXY) says.
+    (request) => sessions.login(request.body.username, request.body.password, request.ip),
   );
   r.get(
     '/.well-known/jwks.json',

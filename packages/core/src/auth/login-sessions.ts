@@ -48,7 +48,8 @@ export interface LoginResponse {
  * external OpenID Connect issuer. A session carries no scope list and is never scope-checked.
  */
 export interface LoginSessions {
-  login(username: string, password: string): Promise<LoginResponse>;
+  /** `client`: the address the attempt came from, which the lockout of failed attempts is keyed on too. */
+  login(username: string, password: string, client: string): Promise<LoginResponse>;
   /** The user a JWT speaks for, or undefined when no trusted issuer signed it or it has lapsed. */
   verify(jwt: string): Promise<VerifiedSession | undefined>;
   jwks(): Promise<JSONWebKeySet>;
@@ -75,15 +76,15 @@ export function createLoginSessions(options: LoginSessionOptions): LoginSessions
   const throttle = createLoginThrottle({ limit: 10, windowMs: 15 * 60_000 });
 
   return {
-    async login(username, password) {
-      throttle.check(username);
+    async login(username, password, client) {
+      throttle.check(username, client);
       const user = await findUserByName(options.store.db, username);
       const ok = await verifyPassword(password, user?.password_hash ?? (await decoy));
       if (!user?.password_hash || !ok) {
-        throttle.failed(username);
+        throttle.failed(username, client);
         throw new PaddockError('invalid_credentials', 'invalid username or password');
       }
-      throttle.succeeded(username);
+      throttle.succeeded(username, client);
       const { kid, privateKey } = await builtin.signingKey();
       const expiresAt = Date.now() + options.ttlMs;
       const token = await new SignJWT({})

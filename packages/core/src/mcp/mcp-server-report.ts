@@ -161,6 +161,7 @@ function probeOnce(
       { url: server.url, headers: server.headers },
       {
         timeoutMs: mcpProbeTimeoutMs,
+        fetch: ctx.outbound.fetch,
         accessToken: token ? ctx.secrets.open(token.access_token_sealed) : undefined,
       },
     );

@@ -6,6 +6,7 @@ import {
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { isOutboundAddressError, type OutboundGuard } from '../outbound/outbound-guard.ts';
 
 export interface McpProbeResult {
   /** The transport that connected, or the last one tried. */
@@ -22,18 +23,20 @@ export interface McpProbeResult {
  * Probes a remote MCP server with the MCP SDK's client, as an agent's harness would reach it:
  * connect and initialize over streamable HTTP (falling back to the older HTTP+SSE transport when the
  * server refuses the first with a 4xx other than 401, as the MCP specification advises), then list
- * its tools. Everything is bounded by `timeoutMs`. `accessToken` is sent as a bearer token.
+ * its tools. Everything is bounded by `timeoutMs`. `accessToken` is sent as a bearer token. Every
+ * request goes through `fetch`, the outbound guard's: a server at an address the deployment does not
+ * allow is never connected to, and is reported unreachable.
  */
 export async function probeMcpServer(
   server: { url: string; headers?: Record<string, string> },
-  options: { accessToken?: string; timeoutMs: number },
+  options: { accessToken?: string; timeoutMs: number; fetch: OutboundGuard['fetch'] },
 ): Promise<McpProbeResult> {
   const url = new URL(server.url);
   const deadline = AbortSignal.timeout(options.timeoutMs);
   let unauthorized: { wwwAuthenticate: string | null } | undefined;
   const probeFetch = async (input: string | URL, init?: RequestInit): Promise<Response> => {
     const signal = init?.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
-    const response = await fetch(input, { ...init, signal });
+    const response = await options.fetch(input, { ...init, signal });
     if (response.status === 401)
       unauthorized ??= { wwwAuthenticate: response.headers.get('www-authenticate') };
     return response;
@@ -164,6 +167,7 @@ async function publishesOauthMetadata(
 
 /** A short reason, without anything the server sent back beyond a status or an MCP error code. */
 function describe(error: unknown, deadline: AbortSignal, timeoutMs: number): string {
+  if (isOutboundAddressError(error)) return 'unreachable (address not allowed)';
   if (deadline.aborted) return `timed out after ${timeoutMs} ms`;
   if (error instanceof StreamableHTTPError)
     return error.code === -1 ? 'unexpected content type' : `HTTP ${error.code}`;
