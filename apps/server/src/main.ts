@@ -1,6 +1,7 @@
 import { ConfigError, parseConfig } from './config.ts';
 import { runDockerImage } from './docker-image-main.ts';
 import { startPaddock } from './paddock.ts';
+import { keepServingOnErrors } from './process-guard.ts';
 import { runRunner } from './runner-main.ts';
 
 let config: ReturnType<typeof parseConfig>;
@@ -24,6 +25,8 @@ try {
 
 async function serve(config: ReturnType<typeof parseConfig>): Promise<void> {
   const paddock = await startPaddock(config);
+  // From here on an error no handler caught is logged and the server keeps serving (process-guard.ts).
+  keepServingOnErrors(paddock.logger);
 
   let stopping = false;
   async function shutdown(signal: string): Promise<void> {

@@ -6,8 +6,8 @@ import {
   type TurnEventSink,
   type TurnResult,
 } from '@paddock/core';
-import type { SandboxExec, SandboxExecResult } from '@paddock/protocol';
-import type { RunnerMessage, ServerMessage } from '@paddock/sandbox';
+import { type SandboxExec, type SandboxExecResult, sandboxExecResultSchemas } from '@paddock/protocol';
+import { parseFrame, type RunnerMessage, runnerMessageSchema, type ServerMessage } from '@paddock/sandbox';
 import type { ModelMessage } from 'ai';
 import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
@@ -78,7 +78,12 @@ export class RunnerHub implements SandboxHost {
   readonly #agents = new Map<string, string>();
   readonly #execs = new Map<
     number,
-    { runnerId: string; resolve(result: SandboxExecResult): void; reject(error: Error): void }
+    {
+      runnerId: string;
+      op: SandboxExec['op'];
+      resolve(result: SandboxExecResult): void;
+      reject(error: Error): void;
+    }
   >();
   #waiting: (() => void)[] = [];
   /**
@@ -103,23 +108,36 @@ export class RunnerHub implements SandboxHost {
   /**
    * A runner connected (already authenticated): its first message is `hello`. A self-hosted runner's
    * id is prefixed with its agent, so it can never pass for another runner (a reconnect replacing
-   * it, or the turns `reconcile` settles).
+   * it, or the turns `reconcile` settles). Every frame is parsed with the link's schemas first: a
+   * runner may be a user's machine, so a frame that does not parse (or comes out of order) closes
+   * this link, with the reason logged, and touches nothing else.
    */
   accept(socket: WebSocket, scope: RunnerScope = {}): void {
     let connection: Connection | undefined;
+    let refused = false;
+    const refuse = (reason: string, level: 'warn' | 'error' = 'warn') => {
+      refused = true;
+      this.#options.logger[level](
+        { runner_id: connection?.runnerId, agent_id: scope.agentId, reason },
+        'runner link closed: a frame it sent was refused',
+      );
+      // A close reason is at most 123 bytes: ASCII only, cut short.
+      socket.close(1008, reason.replace(/[^\x20-\x7e]/g, '?').slice(0, 120));
+    };
     socket.on('message', (data) => {
-      let message: RunnerMessage;
-      try {
-        message = JSON.parse(String(data)) as RunnerMessage;
-      } catch {
-        this.#options.logger.warn({ runner_id: connection?.runnerId }, 'unparsable message from a runner');
-        return;
-      }
+      if (refused) return;
+      const parsed = parseFrame(runnerMessageSchema, data);
+      if ('error' in parsed) return refuse(parsed.error);
+      const message = parsed.message as RunnerMessage;
       if (message.type === 'hello') {
+        if (connection) return refuse('hello: sent twice');
         const runnerId = scope.agentId ? `${scope.agentId}/${message.runner_id}` : message.runner_id;
         connection = { runnerId, socket, agentId: scope.agentId };
-        void this.#hello(connection, message);
-      } else if (connection) this.#route(connection, message);
+        this.#hello(connection, message).catch((error: unknown) =>
+          refuse(`hello: ${error instanceof Error ? error.message : String(error)}`, 'error'),
+        );
+      } else if (!connection) refuse(`${message.type}: before hello`);
+      else this.#route(connection, message, refuse);
     });
     socket.on('close', () => {
       if (connection && this.#connections.get(connection.runnerId) === connection) this.#gone(connection);
@@ -247,6 +265,7 @@ export class RunnerHub implements SandboxHost {
     return new Promise((resolve, reject) => {
       this.#execs.set(req, {
         runnerId: connection.runnerId,
+        op: request.op,
         resolve: resolve as (result: SandboxExecResult) => void,
         reject,
       });
@@ -319,7 +338,7 @@ export class RunnerHub implements SandboxHost {
     );
   }
 
-  #route(connection: Connection, message: RunnerMessage): void {
+  #route(connection: Connection, message: RunnerMessage, refuse: (reason: string) => void): void {
     switch (message.type) {
       // Answers count only from the runner the request went to (a self-hosted runner could guess numbers).
       case 'ensure.status':
@@ -354,8 +373,16 @@ export class RunnerHub implements SandboxHost {
         const exec = this.#execs.get(message.req);
         if (exec?.runnerId !== connection.runnerId) return;
         this.#execs.delete(message.req);
-        if (message.result !== undefined) exec.resolve(message.result);
-        else exec.reject(new Error(message.error ?? 'the runner did not run the code'));
+        if (message.result === undefined) {
+          exec.reject(new Error(message.error ?? 'the runner did not run the code'));
+          return;
+        }
+        const result = sandboxExecResultSchemas[exec.op].safeParse(message.result);
+        if (result.success) exec.resolve(result.data);
+        else {
+          exec.reject(new Error('the runner answered the code run with a malformed result'));
+          refuse(`exec.result: not a result of ${exec.op}`);
+        }
         return;
       }
       case 'turn.event':
@@ -367,11 +394,21 @@ export class RunnerHub implements SandboxHost {
         const { index } = message;
         if (message.type === 'turn.event') {
           const { event } = message;
-          turn.chain = turn.chain.then(async () => {
-            await turn.onEvent(event, index);
-            const current = this.#connections.get(turn.runnerId);
-            if (current) this.#send(current, { type: 'ack', turn_id: message.turn_id, index });
-          });
+          turn.chain = turn.chain
+            .then(async () => {
+              await turn.onEvent(event, index);
+              const current = this.#connections.get(turn.runnerId);
+              if (current) this.#send(current, { type: 'ack', turn_id: message.turn_id, index });
+            })
+            .catch((error: unknown) => {
+              // Not stored (the store refused what the runner sent, or is down): the turn cannot
+              // go on in order, so it ends here, and the runner's later frames of it are dropped.
+              this.#options.logger.error(
+                { err: error, runner_id: connection.runnerId, turn_id: message.turn_id, index },
+                'storing a runner turn event failed',
+              );
+              this.#end(message.turn_id, runnerLost('an event of the turn could not be stored'));
+            });
         } else {
           const { result } = message;
           void turn.chain.then(() => turn.resolve(result));

@@ -1,3 +1,4 @@
 export { preloadHarnesses } from './preload.ts';
 export { externalHarnessNames, getHarness, isHarnessName } from './registry.ts';
+export { harnessTurnResultSchema } from './turn-result-schema.ts';
 export type * from './types.ts';

@@ -62,3 +62,20 @@ export type SandboxExec =
 export type SandboxExecResult<E extends SandboxExec = SandboxExec> = E extends { op: 'run' }
   ? CodeRunResult
   : CodeLanguageInfo[];
+
+/** `SandboxExec` and its results as schemas, for a peer that is not trusted (a self-hosted runner). */
+export const sandboxExecSchema = z.discriminatedUnion('op', [
+  z.object({
+    op: z.literal('run'),
+    language: z.enum(codeLanguages),
+    code: z.string(),
+    timeout_ms: z.number().int().positive(),
+    output_limit_bytes: z.number().int().positive(),
+  }),
+  z.object({ op: z.literal('languages') }),
+]) satisfies z.ZodType<SandboxExec>;
+
+export const sandboxExecResultSchemas = {
+  run: codeRunResultSchema,
+  languages: z.array(codeLanguageInfoSchema),
+} satisfies { [Op in SandboxExec['op']]: z.ZodType<SandboxExecResult<Extract<SandboxExec, { op: Op }>>> };

@@ -59,6 +59,52 @@ export interface EventData {
 /** An event before it is stored: what a harness or the runtime emits. */
 export type DraftEvent = { [K in EventType]: { type: K; data: EventData[K]; tool_id?: string } }[EventType];
 
+const text = z.string();
+const textChunks = z.array(z.looseObject({ type: z.literal('text'), content: text }));
+/**
+ * `EventData` as schemas, for events that come from a peer the server does not trust (a runner
+ * on a user's machine): every field the type names is checked; fields beyond them are kept.
+ */
+const eventDataSchemas = {
+  'user.message': z.looseObject({ message_id: text, content: text, role: text }),
+  'turn.started': z.looseObject({ turn_id: text }),
+  'assistant.message.chunk': z.looseObject({ content: textChunks }),
+  'assistant.message': z.looseObject({ message_id: text, content: text, model: text }),
+  'reasoning.chunk': z.looseObject({ content: textChunks }),
+  'tool_call.start': z.looseObject({ tool_id: text, name: text, input: z.unknown() }),
+  'tool_call.update': z.looseObject({ tool_id: text, output: text }),
+  'tool_call.end': z.looseObject({
+    tool_id: text,
+    status: z.enum(['ok', 'error']),
+    output: text.optional(),
+    error: text.optional(),
+    exit_code: z.number().int().optional(),
+  }),
+  'plan.update': z.looseObject({ entries: z.array(z.unknown()) }),
+  'mcp.status': z.looseObject({ name: text, status: text, error: text.optional() }),
+  'sandbox.status': z.looseObject({ status: text, isolation: text.optional(), detail: text.optional() }),
+  'entrypoint.output': z.looseObject({
+    stream: z.enum(['stdout', 'stderr', 'status']),
+    text,
+    exit_code: z.number().int().optional(),
+  }),
+  usage: z.looseObject({
+    input_tokens: z.number().int().nonnegative(),
+    output_tokens: z.number().int().nonnegative(),
+    model: text,
+  }),
+  error: z.looseObject({ code: text, message: text, retryable: z.boolean() }),
+  'turn.ended': z.looseObject({ stop_reason: z.enum(stopReasons) }),
+  idle: z.looseObject({ status: z.enum(threadStatuses), summary: text }),
+} satisfies { [K in EventType]: z.ZodType<EventData[K]> };
+
+export const draftEventSchema = z.discriminatedUnion(
+  'type',
+  eventTypes.map((type) =>
+    z.object({ type: z.literal(type), data: eventDataSchemas[type], tool_id: text.optional() }),
+  ) as unknown as [z.ZodObject, ...z.ZodObject[]],
+) as unknown as z.ZodType<DraftEvent>;
+
 /** A stored thread event as it appears on the stream and in listings (D6). */
 export const threadEventSchema = z.object({
   id: z.string(),

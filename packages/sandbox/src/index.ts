@@ -18,6 +18,7 @@ export { createDockerProvider } from './docker/docker-provider.ts';
 export { DockerEngine, defaultDockerHost, parseDockerHost } from './docker/engine.ts';
 export type { SandboxLimits } from './limits.ts';
 export { sandboxLimits } from './limits.ts';
+export { parseFrame, runnerMessageSchema, serverMessageSchema } from './link/frames.ts';
 export type { RunnerMessage, ServerMessage } from './link/protocol.ts';
 export { runnerLinkPath } from './link/protocol.ts';
 export type { RunnerLinkOptions } from './link/runner-link.ts';

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import type { Runner, RunnerLog } from '../runner.ts';
+import { parseFrame, serverMessageSchema } from './frames.ts';
 import { type RunnerMessage, runnerLinkPath, type ServerMessage, type TurnEntry } from './protocol.ts';
 
 export interface RunnerLinkOptions {
@@ -83,8 +84,15 @@ export class RunnerLink {
       });
     });
     ws.on('message', (data) => {
+      // Parsed like the server parses ours. A frame this runner cannot read (a newer server's, a
+      // broken one) is logged and skipped, not a reason to drop the link and reconnect in a loop.
+      const parsed = parseFrame(serverMessageSchema, data);
+      if ('error' in parsed) {
+        this.#log('error', `runner link: skipped a frame from the server (${parsed.error})`);
+        return;
+      }
       void Promise.resolve()
-        .then(() => this.#handle(JSON.parse(String(data)) as ServerMessage))
+        .then(() => this.#handle(parsed.message as ServerMessage))
         .catch((error: unknown) =>
           this.#log('error', `runner link: ${error instanceof Error ? error.message : String(error)}`),
         );
