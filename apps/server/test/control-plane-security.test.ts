@@ -97,6 +97,8 @@ const routes: RouteCase[] = [
     call: async (f) => ({ path: `/keys/${await f.freshKey()}` }),
     ok: 204,
     write: true,
+    // A sandbox must not cut its agent's runners and triggers off (issue 10).
+    except: { thread: { status: 403, detail: objectWith('credential_scope_denied') } },
   },
   { method: 'GET', route: '/orgs', call: () => ({ path: '/orgs' }), ok: 200 },
   { method: 'GET', route: '/orgs/{id}/teams', call: (f) => ({ path: `/orgs/${f.orgId}/teams` }), ok: 200 },

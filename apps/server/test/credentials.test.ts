@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { hashPassword } from '@paddock/core';
+import { hashPassword, mintToken } from '@paddock/core';
 import { newId, timestamp } from '@paddock/protocol';
-import { insertUser } from '@paddock/store';
+import { insertOrgMember, insertTeamMember, insertUser } from '@paddock/store';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { createLocalJWKSet, exportJWK, generateKeyPair, type JWK, jwtVerify, SignJWT } from 'jose';
@@ -257,6 +257,118 @@ describe.each(testDatabases())('credentials on $name', (database) => {
     expect(
       (await json<{ items: unknown[] }>(await cli('GET', `/agents/${agent_id}/keys`), 200)).items,
     ).toEqual([]);
+  });
+
+  it('lets an agent key be revoked by its minter, organization owners and admins, and keys of its agent; not teammates nor thread tokens', async () => {
+    const { db } = server.paddock.services.store;
+    const admin = await db
+      .selectFrom('users')
+      .select('id')
+      .where('username', '=', 'admin')
+      .executeTakeFirstOrThrow();
+    const { team_id } = await db
+      .selectFrom('team_members')
+      .select('team_id')
+      .where('user_id', '=', admin.id)
+      .executeTakeFirstOrThrow();
+    const { org_id } = await db
+      .selectFrom('teams')
+      .select('org_id')
+      .where('id', '=', team_id)
+      .executeTakeFirstOrThrow();
+    /** A user of the admin's team with this organization role, and a `read,publish` token of theirs. */
+    async function member(role: string, password?: string) {
+      const id = newId();
+      const username = `${role}-${id}`;
+      await insertUser(db, {
+        id,
+        username,
+        password_hash: password ? await hashPassword(password) : null,
+        issuer: null,
+        subject: null,
+        created_at: timestamp(),
+      });
+      await insertOrgMember(db, { org_id, user_id: id, role, created_at: timestamp() });
+      await insertTeamMember(db, { team_id, user_id: id, role: 'member', created_at: timestamp() });
+      const scoped = (scopes: ('read' | 'publish')[]) =>
+        mintToken(db, { kind: 'pat', userId: id, name: role, scopes }).then((t) => t.token);
+      return { id, username, token: await scoped(['read', 'publish']), readOnly: await scoped(['read']) };
+    }
+    const minter = await member('member', 'minter-password');
+    const teammate = await member('member');
+    const orgAdmin = await member('admin');
+    const minterSession = (await login(server, minter.username, 'minter-password')).access_token;
+
+    const { agent_id, thread_id } = await json<{ agent_id: string; thread_id: string }>(
+      await server.request('POST', '/v2/threads', {
+        body: { agent: agentSpec({ instructions: `revoke ${newId()}` }) },
+      }),
+      201,
+    );
+    const other = await json<{ agent_id: string }>(
+      await server.request('POST', '/v2/threads', {
+        body: { agent: agentSpec({ instructions: `other ${newId()}` }) },
+      }),
+      201,
+    );
+    const mintKey = async (agentId: string, token: string) =>
+      json<{ id: string; key: string }>(
+        await cli('POST', `/agents/${agentId}/keys`, { body: {}, token }),
+        201,
+      );
+    const keys = await Promise.all(Array.from({ length: 6 }, () => mintKey(agent_id, minter.token)));
+    const otherAgentKey = await mintKey(other.agent_id, minter.token);
+    const threadToken = (
+      await mintToken(db, {
+        kind: 'thread',
+        userId: admin.id,
+        name: 'sandbox',
+        scopes: ['read', 'publish', 'code:execute', 'messages:write_roles'],
+        threadId: thread_id,
+      })
+    ).token;
+    const revoke = async (keyId: string, token: string) => {
+      const response = await cli('DELETE', `/keys/${keyId}`, { token });
+      const text = await response.text();
+      return {
+        status: response.status,
+        detail: text ? (JSON.parse(text) as { detail: unknown }).detail : undefined,
+      };
+    };
+    const live = async () =>
+      (await json<{ items: { id: string }[] }>(await cli('GET', `/agents/${agent_id}/keys`), 200)).items.map(
+        (k) => k.id,
+      );
+
+    // Refused, and nothing revoked.
+    expect(await revoke(keys[0]!.id, threadToken)).toEqual({
+      status: 403,
+      detail: {
+        code: 'credential_scope_denied',
+        message: 'a thread-bound credential cannot revoke agent keys',
+      },
+    });
+    expect(await revoke(keys[0]!.id, teammate.token)).toEqual({
+      status: 403,
+      detail: {
+        code: 'forbidden',
+        message: 'only the user who minted this key, or an owner or admin of its organization, can revoke it',
+      },
+    });
+    expect(await revoke(keys[0]!.id, otherAgentKey.key)).toEqual({ status: 404, detail: 'Key not found' });
+    expect(await revoke(keys[0]!.id, minter.readOnly)).toEqual({
+      status: 403,
+      detail: 'PAT lacks required scope: publish',
+    });
+    expect((await live()).sort()).toEqual(keys.map((k) => k.id).sort());
+
+    // Allowed: its minter (token or session), a key of its own agent, the organization's owner and admin.
+    expect((await revoke(keys[0]!.id, minter.token)).status).toBe(204);
+    expect((await revoke(keys[1]!.id, minterSession)).status).toBe(204);
+    expect((await revoke(keys[2]!.id, keys[3]!.key)).status).toBe(204);
+    expect((await revoke(keys[3]!.id, server.token)).status).toBe(204);
+    expect((await revoke(keys[4]!.id, orgAdmin.token)).status).toBe(204);
+    expect(await live()).toEqual([keys[5]!.id]);
   });
 
   it('serves the same router under /api/cli, and an unrouted path is a plain 404 Not Found', async () => {

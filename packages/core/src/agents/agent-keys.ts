@@ -1,5 +1,12 @@
 import { timestamp } from '@paddock/protocol';
-import { findLiveToken, listLiveTokens, revokeLiveToken, type TokenRow } from '@paddock/store';
+import {
+  findLiveToken,
+  findOrgRole,
+  findTeam,
+  listLiveTokens,
+  revokeLiveToken,
+  type TokenRow,
+} from '@paddock/store';
 import { reachableAgent } from '../auth/access.ts';
 import { mintToken } from '../auth/mint-token.ts';
 import type { Ctx } from '../context.ts';
@@ -58,18 +65,38 @@ export async function listAgentKeys(input: { ctx: Ctx; agentId: string }): Promi
   return { items: rows.map(agentKey) };
 }
 
-/** Revokes a key of an agent the caller reaches; one already gone (or never theirs) is a 404. */
+/**
+ * Revokes an agent key. Who may (issue 10): the user who minted it, an owner or admin of the
+ * organization of its agent, and a credential bound to that same agent (an agent key: the route
+ * requires `publish`). Never a thread token: a sandbox must not cut off its agent's runners and
+ * triggers. A teammate who reaches the agent but is none of these gets 403; a key out of the
+ * caller's reach (gone, another agent's that an agent key reaches as a peer, another team's) is 404.
+ */
 export async function revokeAgentKey(input: { ctx: Ctx; keyId: string }): Promise<void> {
   const { ctx } = input;
+  const binding = ctx.actor.credential.binding;
+  if (binding.type === 'thread')
+    throw new PaddockError('credential_scope_denied', 'a thread-bound credential cannot revoke agent keys');
   const row = await findLiveToken(ctx.store.db, input.keyId);
   if (row?.kind !== 'agent' || !row.agent_id) throw keyNotFound();
-  await reachableAgent(ctx.store.db, ctx.actor, row.agent_id).catch(() => {
+  const agent = await reachableAgent(ctx.store.db, ctx.actor, row.agent_id).catch(() => {
     throw keyNotFound();
   });
-  // A peer's keys are not an agent key's to revoke.
-  const binding = ctx.actor.credential.binding;
-  if (binding.type === 'agent' && binding.agentId !== row.agent_id) throw keyNotFound();
+  if (binding.type === 'agent') {
+    // A peer's keys are not an agent key's to revoke.
+    if (binding.agentId !== row.agent_id) throw keyNotFound();
+  } else if (row.user_id !== ctx.actor.userId && !(await administersAgentOrg(ctx, agent.team_id)))
+    throw new PaddockError(
+      'forbidden',
+      'only the user who minted this key, or an owner or admin of its organization, can revoke it',
+    );
   if (!(await revokeLiveToken(ctx.store.db, row.id, timestamp()))) throw keyNotFound();
+}
+
+async function administersAgentOrg(ctx: Ctx, teamId: string): Promise<boolean> {
+  const team = await findTeam(ctx.store.db, teamId);
+  const role = team && (await findOrgRole(ctx.store.db, team.org_id, ctx.actor.userId));
+  return role === 'owner' || role === 'admin';
 }
 
 const keyNotFound = () => new PaddockError('key_not_found', 'Key not found');
