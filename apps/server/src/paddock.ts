@@ -6,9 +6,11 @@ import {
   createAuthenticator,
   createLoginSessions,
   createProviderPolicy,
+  createRevocations,
   createSecretBox,
   createTurnExecutor,
   type Faults,
+  revokeTokensOfDeadSandboxes,
   type SandboxHost,
   type Services,
 } from '@paddock/core';
@@ -24,6 +26,7 @@ import { startDockerSandboxes } from './docker-sandboxes.ts';
 import { createLogger } from './logger.ts';
 import { startMicroVmCheck } from './micro-vm.ts';
 import { microVmSandboxHost } from './micro-vm-host.ts';
+import { loadNodeId } from './node-id.ts';
 import { providerAvailability } from './provider-availability.ts';
 import { routedSandboxHost } from './routed-sandbox-host.ts';
 import { RunnerHub } from './runner-hub.ts';
@@ -58,8 +61,12 @@ export async function startPaddock(
   // sandbox_f: a real guest run, in the background from here on (see micro-vm.ts).
   const microVmCheck = startMicroVmCheck(config.PADDOCK_MICROVM_ACCEL, logger);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  const store = await openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.dataDir });
   const secrets = createSecretBox(loadSecretKey(config.PADDOCK_SECRET_KEY, config.dataDir));
+  const store = await openStore({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.dataDir,
+    sealSecret: (plaintext) => secrets.seal(plaintext),
+  });
   const boot = await bootstrap(store, {
     bootstrapToken: config.PADDOCK_BOOTSTRAP_TOKEN,
     adminPassword: config.PADDOCK_ADMIN_PASSWORD,
@@ -89,6 +96,8 @@ export async function startPaddock(
     secrets,
     providers: createProviderPolicy(deployment.providers, () => availability()),
     sandboxes: undefined as unknown as Services['sandboxes'],
+    nodeId: loadNodeId(config.dataDir),
+    revocations: createRevocations(config.PADDOCK_CREDENTIAL_RECHECK_MS),
     credits: budgetCreditGate({ store, budgets: config.PADDOCK_CREDIT_BUDGETS }),
     workspacesDir: join(config.dataDir, 'workspaces'),
     sharedFoldersDir: join(config.dataDir, 'shared'),
@@ -122,6 +131,9 @@ export async function startPaddock(
     waitForRunnerMs: config.PADDOCK_SELF_HOSTED_WAIT_MS,
     selfHosted: true,
   });
+  // Before anything is served: the sandboxes this node hosted died with its previous process.
+  const dead = await revokeTokensOfDeadSandboxes(services);
+  if (dead > 0) logger.info({ count: dead }, 'revoked the thread tokens of sandboxes gone with the last run');
   const sessions = createLoginSessions({
     store,
     secrets,

@@ -70,6 +70,7 @@ export async function revokeAgentKey(input: { ctx: Ctx; keyId: string }): Promis
   const binding = ctx.actor.credential.binding;
   if (binding.type === 'agent' && binding.agentId !== row.agent_id) throw keyNotFound();
   if (!(await revokeLiveToken(ctx.store.db, row.id, timestamp()))) throw keyNotFound();
+  ctx.revocations.revoked();
 }
 
 const keyNotFound = () => new PaddockError('key_not_found', 'Key not found');
