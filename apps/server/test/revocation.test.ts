@@ -102,8 +102,13 @@ describe.each(testDatabases())('revocation on $name', (database) => {
       await cli(a, 'POST', '/agents', { body: { team_id: team.id, name: 'new' } }),
       201,
     );
-    await json(await cli(b, 'GET', `/agents/${agent.id}`), 200);
-    await json(await cli(a, 'GET', `/agents/${agent.id}`), 200);
+    // A thread of the new team's agent, read back at once through the team check of either node.
+    const { thread_id } = await json<{ thread_id: string }>(
+      await b.request('POST', '/v2/threads', { body: { agent_id: agent.id }, token: a.token }),
+      201,
+    );
+    await json(await b.request('GET', `/v2/threads/${thread_id}`, { token: a.token }), 200);
+    await json(await a.request('GET', `/v2/threads/${thread_id}`), 200);
   });
 
   it('ends an event stream when its credential is revoked: at once on its node, soon on another', async () => {
