@@ -274,21 +274,34 @@ async function turnOfAgent(store: Store, turnId: string, agentId: string | undef
   return thread?.agent_id === agentId;
 }
 
-/** D2: the first start prints the admin's token (and generated password) once and keeps them in 0600 files. */
+/**
+ * D2: the first start keeps the admin's token (and generated password) in 0600 files and says where.
+ * Their values are printed only to a terminal: a log collector (stdout piped, a container's log)
+ * must not hold credentials.
+ */
 function announceBootstrap(
   dataDir: string,
   created: { token: string; password?: string },
   logger: Logger,
 ): void {
-  writeFileSync(join(dataDir, 'bootstrap-token'), `${created.token}\n`, { mode: 0o600 });
-  if (created.password)
-    writeFileSync(join(dataDir, 'admin-password'), `${created.password}\n`, { mode: 0o600 });
+  const tokenFile = join(dataDir, 'bootstrap-token');
+  const passwordFile = join(dataDir, 'admin-password');
+  writeFileSync(tokenFile, `${created.token}\n`, { mode: 0o600 });
+  if (created.password) writeFileSync(passwordFile, `${created.password}\n`, { mode: 0o600 });
+  const shown = process.stdout.isTTY === true;
   const lines = [
-    `Bootstrap token (admin, scopes read,publish,admin): ${created.token}`,
-    `  saved to ${join(dataDir, 'bootstrap-token')}`,
+    shown
+      ? `Bootstrap token (admin, scopes read,publish,admin): ${created.token}`
+      : 'Bootstrap token (admin, scopes read,publish,admin): not printed (stdout is not a terminal)',
+    `  saved to ${tokenFile}`,
   ];
   if (created.password)
-    lines.push(`Admin password: ${created.password}`, `  saved to ${join(dataDir, 'admin-password')}`);
+    lines.push(
+      shown
+        ? `Admin password: ${created.password}`
+        : 'Admin password: not printed (stdout is not a terminal)',
+      `  saved to ${passwordFile}`,
+    );
   process.stdout.write(`\n${lines.join('\n')}\n\n`);
   logger.info('bootstrap: created admin, organization and team "default"');
 }

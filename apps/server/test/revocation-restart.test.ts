@@ -27,7 +27,8 @@ describe.each(testDatabases())('thread tokens across a server crash ($name)', (d
     (await d.request('GET', `/v2/threads/${threadId}`, { token })).status;
 
   it('refuses the token of an in-process sandbox killed with its server', async () => {
-    const d = (deployment = await startDeployment(database, { PADDOCK_RUNNER: 'embedded' }));
+    const d = await startDeployment(database, { PADDOCK_RUNNER: 'embedded' });
+    deployment = d;
     await d.startServer();
     const threadId = await createIdleThread(d);
     const token = await sandboxToken(d, threadId);
@@ -41,7 +42,8 @@ describe.each(testDatabases())('thread tokens across a server crash ($name)', (d
   }, 60_000);
 
   it('keeps the token of a detached runner’s sandbox, which outlives the server', async () => {
-    const d = (deployment = await startDeployment(database));
+    const d = await startDeployment(database);
+    deployment = d;
     await d.startServer();
     d.startRunner();
     await d.runnerConnected(1);
