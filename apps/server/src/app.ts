@@ -75,7 +75,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.get('/v2/openapi.json', { config: { auth: false }, schema: { hide: true } }, () => app.swagger());
   app.get('/healthz', { config: { auth: false }, schema: { hide: true } }, () => ({ ok: true }));
-  loginRoutes(app, options.sessions);
+  loginRoutes(app, options.sessions, options.services.revocations);
   threadRoutes(app, options.services);
   taskRoutes(app, options.services);
   machineRoutes(app, options.services);

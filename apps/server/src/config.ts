@@ -61,6 +61,11 @@ const configSchema = z.object({
   /** For `paddock runner`: the server it connects to. */
   PADDOCK_SERVER_URL: z.url().default('http://127.0.0.1:8787'),
   PADDOCK_SSE_KEEPALIVE_MS: positiveMs.default(15_000),
+  /**
+   * How often an open event stream re-checks its credential, to end once it is revoked on another
+   * node (a revocation on the stream's own node ends it at once).
+   */
+  PADDOCK_CREDENTIAL_RECHECK_MS: positiveMs.default(2_000),
   /** How long a login session (a JWT of the built-in identity provider) holds. */
   PADDOCK_SESSION_TTL_MS: positiveMs.default(60 * 60_000),
   /** An external OpenID Connect issuer whose access tokens are login sessions too (with its audience). */

@@ -7,9 +7,11 @@ import {
   createLoginSessions,
   createOutboundGuard,
   createProviderPolicy,
+  createRevocations,
   createSecretBox,
   createTurnExecutor,
   type Faults,
+  revokeTokensOfDeadSandboxes,
   type SandboxHost,
   type Services,
 } from '@paddock/core';
@@ -25,6 +27,7 @@ import { startDockerSandboxes } from './docker-sandboxes.ts';
 import { createLogger } from './logger.ts';
 import { startMicroVmCheck } from './micro-vm.ts';
 import { microVmSandboxHost } from './micro-vm-host.ts';
+import { loadNodeId } from './node-id.ts';
 import { providerAvailability } from './provider-availability.ts';
 import { routedSandboxHost } from './routed-sandbox-host.ts';
 import { RunnerHub } from './runner-hub.ts';
@@ -59,8 +62,12 @@ export async function startPaddock(
   // sandbox_f: a real guest run, in the background from here on (see micro-vm.ts).
   const microVmCheck = startMicroVmCheck(config.PADDOCK_MICROVM_ACCEL, logger);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  const store = await openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.dataDir });
   const secrets = createSecretBox(loadSecretKey(config.PADDOCK_SECRET_KEY, config.dataDir));
+  const store = await openStore({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.dataDir,
+    sealSecret: (plaintext) => secrets.seal(plaintext),
+  });
   const boot = await bootstrap(store, {
     bootstrapToken: config.PADDOCK_BOOTSTRAP_TOKEN,
     adminPassword: config.PADDOCK_ADMIN_PASSWORD,
@@ -90,6 +97,8 @@ export async function startPaddock(
     secrets,
     providers: createProviderPolicy(deployment.providers, () => availability()),
     sandboxes: undefined as unknown as Services['sandboxes'],
+    nodeId: loadNodeId(config.dataDir),
+    revocations: createRevocations(config.PADDOCK_CREDENTIAL_RECHECK_MS),
     credits: budgetCreditGate({ store, budgets: config.PADDOCK_CREDIT_BUDGETS }),
     workspacesDir: join(config.dataDir, 'workspaces'),
     sharedFoldersDir: join(config.dataDir, 'shared'),
@@ -124,6 +133,9 @@ export async function startPaddock(
     waitForRunnerMs: config.PADDOCK_SELF_HOSTED_WAIT_MS,
     selfHosted: true,
   });
+  // Before anything is served: the sandboxes this node hosted died with its previous process.
+  const dead = await revokeTokensOfDeadSandboxes(services);
+  if (dead > 0) logger.info({ count: dead }, 'revoked the thread tokens of sandboxes gone with the last run');
   const sessions = createLoginSessions({
     store,
     secrets,
@@ -266,21 +278,34 @@ async function turnOfAgent(store: Store, turnId: string, agentId: string | undef
   return thread?.agent_id === agentId;
 }
 
-/** D2: the first start prints the admin's token (and generated password) once and keeps them in 0600 files. */
+/**
+ * D2: the first start keeps the admin's token (and generated password) in 0600 files and says where.
+ * Their values are printed only to a terminal: a log collector (stdout piped, a container's log)
+ * must not hold credentials.
+ */
 function announceBootstrap(
   dataDir: string,
   created: { token: string; password?: string },
   logger: Logger,
 ): void {
-  writeFileSync(join(dataDir, 'bootstrap-token'), `${created.token}\n`, { mode: 0o600 });
-  if (created.password)
-    writeFileSync(join(dataDir, 'admin-password'), `${created.password}\n`, { mode: 0o600 });
+  const tokenFile = join(dataDir, 'bootstrap-token');
+  const passwordFile = join(dataDir, 'admin-password');
+  writeFileSync(tokenFile, `${created.token}\n`, { mode: 0o600 });
+  if (created.password) writeFileSync(passwordFile, `${created.password}\n`, { mode: 0o600 });
+  const shown = process.stdout.isTTY === true;
   const lines = [
-    `Bootstrap token (admin, scopes read,publish,admin): ${created.token}`,
-    `  saved to ${join(dataDir, 'bootstrap-token')}`,
+    shown
+      ? `Bootstrap token (admin, scopes read,publish,admin): ${created.token}`
+      : 'Bootstrap token (admin, scopes read,publish,admin): not printed (stdout is not a terminal)',
+    `  saved to ${tokenFile}`,
   ];
   if (created.password)
-    lines.push(`Admin password: ${created.password}`, `  saved to ${join(dataDir, 'admin-password')}`);
+    lines.push(
+      shown
+        ? `Admin password: ${created.password}`
+        : 'Admin password: not printed (stdout is not a terminal)',
+      `  saved to ${passwordFile}`,
+    );
   process.stdout.write(`\n${lines.join('\n')}\n\n`);
   logger.info('bootstrap: created admin, organization and team "default"');
 }

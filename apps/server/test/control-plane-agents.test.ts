@@ -591,7 +591,7 @@ describe.each(testDatabases())('control-plane organizations, teams and agents on
       const list = (query = '', token?: string) =>
         cli('GET', `/orgs/${orgId}/teams/${team.id}/agents${query}`, { token });
 
-      // The team is new, the admin's credential (cached with its memberships) older: still reachable.
+      // The team is new: the admin's credential, resolved with its memberships per request, reaches it.
       await json(await cli('GET', `/agents/${a1.id}`), 200);
       const all = await json<{ items: (ControlAgent & { granted_at: string })[] }>(await list(), 200);
       expect(all.items.map((a) => a.id)).toEqual([b2.id, a2.id, b1.id, a1.id]);

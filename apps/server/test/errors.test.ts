@@ -233,8 +233,11 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
       await broken.request('POST', '/v2/threads', { body: { agent: agentSpec() } }),
       201,
     );
-    // The token is cached now; the fault is the database going away before the Stop.
-    await broken.paddock.services.store.db.destroy();
+    // The credential still resolves (every request reads it); the fault is the database failing as
+    // the Stop writes.
+    const { store } = broken.paddock.services;
+    (store as { transaction: typeof store.transaction }).transaction = () =>
+      Promise.reject(new Error('Connection terminated unexpectedly'));
     const answer = await broken.request('POST', `/v2/tasks/${thread_id}/interrupt`, {
       body: { expected_generation: 0 },
     });

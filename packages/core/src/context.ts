@@ -2,6 +2,7 @@ import type { Scope, TokenKind } from '@paddock/protocol';
 import type { EventLog, TurnWorker } from '@paddock/runtime';
 import type { Store } from '@paddock/store';
 import type { ProviderPolicy } from './agents/provider-policy.ts';
+import type { Revocations } from './auth/revocations.ts';
 import type { CreditGate } from './credits/credit-gate.ts';
 import type { SecretBox } from './crypto/secret-box.ts';
 import type { EvalJudge } from './evals/eval-judge.ts';
@@ -14,13 +15,15 @@ import type { Uploads } from './uploads/upload-store.ts';
 /** Who is calling: the user, and the credential they called with (its scopes and resource binding). */
 export interface Actor {
   userId: string;
-  /** Teams the user belongs to, resolved with the credential (and cached with it). */
+  /** Teams the user belongs to, resolved with the credential on every request. */
   teamIds: ReadonlySet<string>;
   credential: {
     id: string;
     kind: TokenKind | 'session';
     scopes: ReadonlySet<Scope>;
     binding: { type: 'user' } | { type: 'agent'; agentId: string } | { type: 'thread'; threadId: string };
+    /** When a login session lapses (epoch ms); tokens carry their expiry in the store. */
+    expiresAt?: number;
   };
 }
 
@@ -31,6 +34,13 @@ export interface Services {
   secrets: SecretBox;
   providers: ProviderPolicy;
   sandboxes: SandboxHost;
+  /**
+   * This server's own sandbox hosts (in-process runner, Docker, micro-VMs), whose sandboxes die with
+   * it: the `holder` of their thread tokens is `node:<nodeId>`. Stable across restarts on one data dir.
+   */
+  nodeId: string;
+  /** Open event streams end when their credential is revoked (see `Revocations`). */
+  revocations: Revocations;
   /** Whether an organization may still use machines (file reads answer 402 when it may not). */
   credits: CreditGate;
   /** Set once the worker exists; verbs use it to start queued turns promptly. */

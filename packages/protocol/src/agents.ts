@@ -47,6 +47,21 @@ export const mcpServerSchema = z
     message: 'give exactly one of url or command',
   });
 
+/**
+ * An MCP server as answers show it: its `headers` and `env` values are secrets, never answered;
+ * only their names are (`header_names`, `env_names`).
+ */
+export const mcpServerViewSchema = z.object({
+  name: z.string(),
+  url: z.string().optional(),
+  command: z.string().optional(),
+  args: z.array(z.string()).optional(),
+  header_names: z.array(z.string()).optional(),
+  env_names: z.array(z.string()).optional(),
+  enabled: z.boolean().optional(),
+});
+export type McpServerView = z.infer<typeof mcpServerViewSchema>;
+
 export const skillSchema = z.strictObject({
   source: z
     .string()
@@ -98,7 +113,7 @@ export const agentRecordSchema = z.object({
   model: z.string().nullable(),
   instructions: z.string().nullable(),
   entrypoint: z.string().nullable(),
-  mcp_servers: z.array(mcpServerSchema),
+  mcp_servers: z.array(mcpServerViewSchema),
   skills: z.array(skillSchema),
   secret_names: z.array(z.string()),
   created_at: z.string(),

@@ -1,4 +1,5 @@
 export { backfillOwnTeamGrants } from './migrations/0010-control-plane-agents.ts';
+export type { SealSecret } from './migrations/0013-revocation-sealed-mcp.ts';
 export * from './repos/agent-components.ts';
 export * from './repos/agent-integrations.ts';
 export * from './repos/agents.ts';
@@ -7,6 +8,7 @@ export * from './repos/events.ts';
 export * from './repos/file-transfers.ts';
 export * from './repos/identity.ts';
 export * from './repos/inputs.ts';
+export * from './repos/login-sessions.ts';
 export * from './repos/mcp-servers.ts';
 export * from './repos/messages.ts';
 export * from './repos/orchestrations.ts';

@@ -9,9 +9,13 @@ import * as machineLifetimes from './migrations/0007-machine-lifetimes.ts';
 import * as controlPlaneAgents from './migrations/0010-control-plane-agents.ts';
 import * as manifestsEvals from './migrations/0011-manifests-evals.ts';
 import * as orchestrationsMcp from './migrations/0012-orchestrations-mcp.ts';
+import {
+  migration as revocationSealedMcp,
+  type SealSecret,
+} from './migrations/0013-revocation-sealed-mcp.ts';
 
 /** Migrations are listed in code (no directory scan), so the set is the same wherever the store runs. */
-const migrations: Record<string, Migration> = {
+const migrations = (seal: SealSecret | undefined): Record<string, Migration> => ({
   '0001-foundation': foundation,
   '0002-stop-states': stopStates,
   '0003-detached-runners': detachedRunners,
@@ -21,11 +25,12 @@ const migrations: Record<string, Migration> = {
   '0010-control-plane-agents': controlPlaneAgents,
   '0011-manifests-evals': manifestsEvals,
   '0012-orchestrations-mcp': orchestrationsMcp,
-};
+  '0013-revocation-sealed-mcp': revocationSealedMcp(seal),
+});
 
-const provider: MigrationProvider = { getMigrations: async () => migrations };
-
-export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
+/** `seal` seals secrets that older versions stored in plain text (migration 0013 needs it when there are any). */
+export async function migrateToLatest(db: Kysely<unknown>, seal?: SealSecret): Promise<void> {
+  const provider: MigrationProvider = { getMigrations: async () => migrations(seal) };
   // Migrations written side by side land in any order; each is independent of the ones it skips.
   const { error, results } = await new Migrator({
     db,

@@ -58,6 +58,21 @@ export interface TokensTable {
   created_at: string;
   expires_at: string | null;
   revoked_at: string | null;
+  /**
+   * A thread token's sandbox host: `node:<id>` for this server's own (in-process) hosts, whose
+   * sandboxes die with it, `runner:<id>` for a detached or self-hosted runner. Null otherwise.
+   */
+  holder: string | null;
+}
+
+/** A login session (D13) of the built-in issuer, or a revoked one of an external issuer. */
+export interface LoginSessionsTable {
+  /** The JWT's `jti`. */
+  id: string;
+  user_id: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
 }
 
 export interface AgentsTable {
@@ -306,6 +321,7 @@ export interface Database {
   teams: TeamsTable;
   team_members: TeamMembersTable;
   tokens: TokensTable;
+  login_sessions: LoginSessionsTable;
   agents: AgentsTable;
   team_agent_grants: TeamAgentGrantsTable;
   agent_integrations: AgentIntegrationsTable;

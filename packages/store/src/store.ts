@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
@@ -23,6 +23,8 @@ export interface StoreOptions {
   /** A `postgres://` URL selects PostgreSQL; absent means SQLite in `dataDir`. */
   databaseUrl?: string;
   dataDir: string;
+  /** Seals secret values an older version stored in plain text (the deployment's SecretBox). */
+  sealSecret?: (plaintext: string) => string;
 }
 
 export function isPostgresUrl(url: string | undefined): url is string {
@@ -34,7 +36,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   const db = new Kysely<Database>({
     dialect: dialect === 'postgres' ? postgresDialect(options.databaseUrl!) : sqliteDialect(options.dataDir),
   });
-  await migrateToLatest(db as Kysely<unknown>);
+  await migrateToLatest(db as Kysely<unknown>, options.sealSecret);
   return {
     db,
     dialect,
@@ -44,13 +46,31 @@ export async function openStore(options: StoreOptions): Promise<Store> {
 }
 
 function sqliteDialect(dataDir: string): SqliteDialect {
-  mkdirSync(dataDir, { recursive: true });
-  const sqlite = new SqliteDatabase(join(dataDir, 'paddock.db'));
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const file = join(dataDir, 'paddock.db');
+  ownerOnly(file);
+  const sqlite = new SqliteDatabase(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   return new SqliteDialect({ database: withStatementCache(sqlite) });
+}
+
+/**
+ * The database holds token hashes and sealed secrets: only the server's user may read it. SQLite
+ * creates its -wal and -shm files with the database file's mode, so the file is made (or narrowed
+ * to) 0600 before it is opened; files an older version left wider are narrowed too.
+ */
+function ownerOnly(file: string): void {
+  closeSync(openSync(file, 'a', 0o600));
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) {
+    try {
+      chmodSync(path, 0o600);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
 }
 
 function postgresDialect(url: string): PostgresDialect {

@@ -91,6 +91,7 @@ export async function revokeAgentKey(input: { ctx: Ctx; keyId: string }): Promis
       'only the user who minted this key, or an owner or admin of its organization, can revoke it',
     );
   if (!(await revokeLiveToken(ctx.store.db, row.id, timestamp()))) throw keyNotFound();
+  ctx.revocations.revoked();
 }
 
 async function administersAgentOrg(ctx: Ctx, teamId: string): Promise<boolean> {

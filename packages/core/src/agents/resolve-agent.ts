@@ -2,6 +2,7 @@ import { type AgentSpec, newId, timestamp } from '@paddock/protocol';
 import { type AgentRow, type Db, findTeamOrgId, insertOrFindAgent } from '@paddock/store';
 import type { Ctx } from '../context.ts';
 import { requireOfferedSize } from '../machines/machine-size.ts';
+import { sealMcpServers } from './mcp-server-secrets.ts';
 import { hashSpec, type NormalizedSpec, normalizeSpec } from './normalize-spec.ts';
 
 /** D4: an agent title not given is the first line of the instructions, else the harness name. */
@@ -47,7 +48,10 @@ export async function checkProviderPolicy(
   requireOfferedSize(spec.machine_kind, spec.machine_size);
 }
 
-/** The agent columns a normalized spec sets (besides the fixed harness and machine kind): hash, title, spec, sealed secrets. */
+/**
+ * The agent columns a normalized spec sets (besides the fixed harness and machine kind): hash,
+ * title, spec, sealed secrets (the agent's, and its MCP servers' header and env values).
+ */
 export function specColumns(ctx: Ctx, spec: NormalizedSpec) {
   const hasSecrets = Object.keys(spec.secrets).length > 0;
   return {
@@ -57,7 +61,7 @@ export function specColumns(ctx: Ctx, spec: NormalizedSpec) {
     model: spec.model ?? null,
     instructions: spec.instructions ?? null,
     entrypoint: spec.entrypoint ?? null,
-    mcp_servers: JSON.stringify(spec.mcp_servers),
+    mcp_servers: sealMcpServers(ctx.secrets, spec.mcp_servers),
     skills: JSON.stringify(spec.skills),
     secrets_enc: hasSecrets ? ctx.secrets.seal(JSON.stringify(spec.secrets)) : null,
   };

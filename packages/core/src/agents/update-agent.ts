@@ -4,6 +4,7 @@ import { reachableAgent } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError } from '../errors.ts';
 import { requireOfferedSize } from '../machines/machine-size.ts';
+import { mcpServerViews, openMcpServers } from './mcp-server-secrets.ts';
 import { canonicalJson, normalizeSpec } from './normalize-spec.ts';
 import { specColumns } from './resolve-agent.ts';
 
@@ -75,7 +76,7 @@ export function specOf(ctx: Ctx, agent: AgentRow): AgentSpec {
     model: agent.model ?? undefined,
     instructions: agent.instructions ?? undefined,
     entrypoint: agent.entrypoint ?? undefined,
-    mcp_servers: JSON.parse(agent.mcp_servers),
+    mcp_servers: openMcpServers(ctx.secrets, agent.mcp_servers),
     skills: JSON.parse(agent.skills),
     secrets: agent.secrets_enc ? JSON.parse(ctx.secrets.open(agent.secrets_enc)) : {},
   };
@@ -102,7 +103,7 @@ export function toAgentRecord(ctx: Ctx, agent: AgentRow): AgentRecord {
     model: agent.model,
     instructions: agent.instructions,
     entrypoint: agent.entrypoint,
-    mcp_servers: JSON.parse(agent.mcp_servers),
+    mcp_servers: mcpServerViews(agent.mcp_servers),
     skills: JSON.parse(agent.skills),
     secret_names: Object.keys(secrets).sort(),
     created_at: agent.created_at,

@@ -1,5 +1,5 @@
 import { type Scope, timestamp, tokenPrefixes } from '@paddock/protocol';
-import { findTokenByHash, listTeamIds, type Store, type TokenRow } from '@paddock/store';
+import { findTokenWithTeams, listTeamIds, type Store, type TokenRow } from '@paddock/store';
 import type { Actor } from '../context.ts';
 import { hashToken } from '../crypto/tokens.ts';
 import { PaddockError } from '../errors.ts';
@@ -11,39 +11,37 @@ export interface Authenticator {
 }
 
 /**
- * Resolves the three `pdk_` token classes by their hash, and anything else as a login session JWT.
- * Resolutions, with the user's team memberships, are cached for a few seconds: a hot read path
- * should not cost queries per request. A revocation or a membership change takes effect within the
- * TTL; a session is never cached past its expiry.
+ * Resolves the three `pdk_` token classes by their hash, and anything else as a login session JWT,
+ * on every request and from the database, with the user's team memberships: nothing is cached, so
+ * a revocation, a logout or a new team counts on the very next request, on every node sharing the
+ * database. A token costs one indexed query (the token joined with its user's teams).
  */
 export function createAuthenticator(
   store: Store,
-  options: { cacheTtlMs?: number; sessions?: Pick<LoginSessions, 'verify'> } = {},
+  options: { sessions?: Pick<LoginSessions, 'verify'> } = {},
 ): Authenticator {
-  const ttl = options.cacheTtlMs ?? 5000;
-  const cache = new Map<string, { actor: Actor | null; until: number }>();
   const isPdkToken = (token: string) =>
     Object.values(tokenPrefixes).some((prefix) => token.startsWith(prefix));
 
-  async function resolve(
-    token: string,
-    hash: string,
-    now: number,
-  ): Promise<{ actor: Actor | null; until: number }> {
+  async function resolve(token: string): Promise<Actor | undefined> {
     if (!isPdkToken(token)) {
       const session = await options.sessions?.verify(token);
-      if (!session) return { actor: null, until: now + ttl };
-      const teamIds = new Set(await listTeamIds(store.db, session.userId));
-      const actor: Actor = {
+      if (!session) return undefined;
+      return {
         userId: session.userId,
-        teamIds,
-        credential: { id: session.sessionId, kind: 'session', scopes: new Set(), binding: { type: 'user' } },
+        teamIds: new Set(await listTeamIds(store.db, session.userId)),
+        credential: {
+          id: session.sessionId,
+          kind: 'session',
+          scopes: new Set(),
+          binding: { type: 'user' },
+          expiresAt: session.expiresAt,
+        },
       };
-      return { actor, until: Math.min(now + ttl, session.expiresAt) };
     }
-    const row = await findTokenByHash(store.db, hash);
-    if (!row || !isLive(row)) return { actor: null, until: now + ttl };
-    return { actor: toActor(row, new Set(await listTeamIds(store.db, row.user_id))), until: now + ttl };
+    const found = await findTokenWithTeams(store.db, hashToken(token));
+    if (!found || !isLive(found.token)) return undefined;
+    return toActor(found.token, new Set(found.teamIds));
   }
 
   return {
@@ -51,17 +49,9 @@ export function createAuthenticator(
       if (!authorization) throw new PaddockError('missing_token', 'missing bearer token');
       const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
       if (!match) throw new PaddockError('invalid_token', 'invalid or expired PAT');
-      const token = match[1]!;
-      const hash = hashToken(token);
-      const now = Date.now();
-      let entry = cache.get(hash);
-      if (!entry || entry.until <= now) {
-        entry = await resolve(token, hash, now);
-        if (cache.size > 10_000) cache.clear();
-        cache.set(hash, entry);
-      }
-      if (!entry.actor) throw new PaddockError('invalid_token', 'invalid or expired PAT');
-      return entry.actor;
+      const actor = await resolve(match[1]!);
+      if (!actor) throw new PaddockError('invalid_token', 'invalid or expired PAT');
+      return actor;
     },
   };
 }

@@ -1,14 +1,18 @@
 import { newId, timestamp } from '@paddock/protocol';
 import {
+  deleteLapsedLoginSessions,
   findFirstTeam,
+  findLoginSession,
   findUserById,
   findUserByName,
   findUserBySubject,
+  insertLoginSession,
   insertOrgMember,
   insertSigningKey,
   insertTeamMember,
   insertUser,
   listSigningKeys,
+  revokeLoginSession,
   type Store,
 } from '@paddock/store';
 import {
@@ -50,8 +54,16 @@ export interface LoginResponse {
 export interface LoginSessions {
   /** `client`: the address the attempt came from, which the lockout of failed attempts is keyed on too. */
   login(username: string, password: string, client: string): Promise<LoginResponse>;
-  /** The user a JWT speaks for, or undefined when no trusted issuer signed it or it has lapsed. */
+  /**
+   * The user a JWT speaks for, or undefined when no trusted issuer signed it, it has lapsed, or it
+   * was logged out.
+   */
   verify(jwt: string): Promise<VerifiedSession | undefined>;
+  /**
+   * Ends the session a JWT carries, on every node (its server-side state is revoked); again is a
+   * no-op. Answers false when no trusted issuer signed it (or it has lapsed).
+   */
+  logout(jwt: string): Promise<boolean>;
   jwks(): Promise<JSONWebKeySet>;
 }
 
@@ -75,6 +87,26 @@ export function createLoginSessions(options: LoginSessionOptions): LoginSessions
   const decoy = hashPassword('not a password');
   const throttle = createLoginThrottle({ limit: 10, windowMs: 15 * 60_000 });
 
+  /** The session a trusted issuer signed (and that has not lapsed), whatever its server-side state. */
+  async function signedSession(jwt: string): Promise<(VerifiedSession & { builtin: boolean }) | undefined> {
+    let issuer: string | undefined;
+    try {
+      issuer = decodeJwt(jwt).iss;
+    } catch {
+      return undefined;
+    }
+    if (issuer === options.issuer) {
+      const payload = await verifyWith(jwt, builtin.keySet, { issuer, audience, algorithms: [algorithm] });
+      const found = payload && (await session(payload, () => findUserById(options.store.db, payload.sub)));
+      return found && { ...found, builtin: true };
+    }
+    if (external && issuer === external.issuer) {
+      const found = await external.verify(jwt);
+      return found && { ...found, builtin: false };
+    }
+    return undefined;
+  }
+
   return {
     async login(username, password, client) {
       throttle.check(username, client);
@@ -87,12 +119,22 @@ export function createLoginSessions(options: LoginSessionOptions): LoginSessions
       throttle.succeeded(username, client);
       const { kid, privateKey } = await builtin.signingKey();
       const expiresAt = Date.now() + options.ttlMs;
+      const jti = newId();
+      // The session's server-side state, which logout revokes: a JWT alone could not be taken back.
+      await insertLoginSession(options.store.db, {
+        id: jti,
+        user_id: user.id,
+        created_at: timestamp(),
+        expires_at: timestamp(new Date(expiresAt)),
+        revoked_at: null,
+      });
+      await deleteLapsedLoginSessions(options.store.db, timestamp());
       const token = await new SignJWT({})
         .setProtectedHeader({ alg: algorithm, kid, typ: 'JWT' })
         .setIssuer(options.issuer)
         .setAudience(audience)
         .setSubject(user.id)
-        .setJti(newId())
+        .setJti(jti)
         .setIssuedAt()
         .setExpirationTime(Math.floor(expiresAt / 1000))
         .sign(privateKey);
@@ -100,18 +142,27 @@ export function createLoginSessions(options: LoginSessionOptions): LoginSessions
     },
 
     async verify(jwt) {
-      let issuer: string | undefined;
-      try {
-        issuer = decodeJwt(jwt).iss;
-      } catch {
-        return undefined;
-      }
-      if (issuer === options.issuer) {
-        const payload = await verifyWith(jwt, builtin.keySet, { issuer, audience, algorithms: [algorithm] });
-        return payload && (await session(payload, () => findUserById(options.store.db, payload.sub)));
-      }
-      if (external && issuer === external.issuer) return external.verify(jwt);
-      return undefined;
+      const signed = await signedSession(jwt);
+      if (!signed) return undefined;
+      const state = await findLoginSession(options.store.db, signed.sessionId);
+      // A built-in session counts only while its row does (made at login); an external issuer's has
+      // a row only once it is logged out.
+      if (state?.revoked_at || (signed.builtin && state?.user_id !== signed.userId)) return undefined;
+      return { userId: signed.userId, sessionId: signed.sessionId, expiresAt: signed.expiresAt };
+    },
+
+    async logout(jwt) {
+      const signed = await signedSession(jwt);
+      if (!signed) return false;
+      const at = timestamp();
+      await revokeLoginSession(options.store.db, {
+        id: signed.sessionId,
+        user_id: signed.userId,
+        created_at: at,
+        expires_at: timestamp(new Date(signed.expiresAt)),
+        revoked_at: at,
+      });
+      return true;
     },
 
     jwks: () => builtin.jwks(),

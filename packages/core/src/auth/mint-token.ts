@@ -21,6 +21,8 @@ export async function mintToken(
     /** A chosen plaintext (the bootstrap token of D2); otherwise one is generated. */
     plaintext?: string;
     createdAt?: string;
+    /** A thread token's sandbox host (see `TokensTable.holder`). */
+    holder?: string;
   },
 ): Promise<MintedToken> {
   const token = request.plaintext ?? generateToken(request.kind);
@@ -39,6 +41,7 @@ export async function mintToken(
     created_at: request.createdAt ?? timestamp(),
     expires_at: null,
     revoked_at: null,
+    holder: request.holder ?? null,
   });
   return { id, token, prefix };
 }

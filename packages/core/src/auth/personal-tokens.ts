@@ -59,6 +59,7 @@ export async function renamePersonalToken(input: {
 export async function revokePersonalToken(input: { ctx: Ctx; tokenId: string }): Promise<void> {
   const row = await ownToken(input.ctx, input.tokenId);
   if (!(await revokeLiveToken(input.ctx.store.db, row.id, timestamp()))) throw tokenNotFound();
+  input.ctx.revocations.revoked();
 }
 
 /** The caller's own live personal token, else 404 (another user's looks absent). */

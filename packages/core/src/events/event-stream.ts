@@ -1,5 +1,6 @@
 import type { ThreadEvent } from '@paddock/protocol';
 import { reachableThread } from '../auth/access.ts';
+import { watchCredential } from '../auth/watch-credential.ts';
 import type { Ctx } from '../context.ts';
 
 export interface EventStream {
@@ -9,7 +10,8 @@ export interface EventStream {
 }
 
 /**
- * A thread's event stream with resume (D6). It subscribes before replaying, so nothing published
+ * A thread's event stream with resume (D6). It ends when the credential it was opened with is
+ * revoked (see `watchCredential`). It subscribes before replaying, so nothing published
  * during the replay is lost, and it sends strictly by seq: a live event that skips ahead (another
  * node's, or one published out of order) makes it read the missing ones from the log first.
  */
@@ -42,8 +44,10 @@ export async function openEventStream({
   const close = () => {
     closed = true;
     unsubscribe();
+    stopWatching();
     wakeUp?.();
   };
+  const stopWatching = watchCredential(ctx, close);
 
   async function* events(): AsyncGenerator<ThreadEvent> {
     try {

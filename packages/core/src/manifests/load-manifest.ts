@@ -7,6 +7,7 @@ import type {
   ManifestWarning,
 } from '@paddock/protocol';
 import { type AgentComponentRow, type AgentRow, type Db, listAgentComponents } from '@paddock/store';
+import { mcpServerViews, openMcpServers } from '../agents/mcp-server-secrets.ts';
 import { canonicalJson, type NormalizedSpec } from '../agents/normalize-spec.ts';
 import type { Ctx } from '../context.ts';
 import { instructionsComponent, mcpServerComponent, skillComponent } from './spec-components.ts';
@@ -35,7 +36,7 @@ export async function loadManifest(ctx: Pick<Ctx, 'secrets'>, db: Db, agent: Age
   const named = new Set<string>();
   const specComponents = [
     ...(JSON.parse(agent.skills) as NormalizedSpec['skills']).map(skillComponent),
-    ...(JSON.parse(agent.mcp_servers) as NormalizedSpec['mcp_servers']).map(mcpServerComponent),
+    ...mcpServerViews(agent.mcp_servers).map(mcpServerComponent),
   ];
   for (const c of specComponents) {
     const key = `${c.type}\u0000${c.name}`;
@@ -69,8 +70,9 @@ export async function loadRevision(ctx: Pick<Ctx, 'secrets'>, db: Db, agent: Age
 
 /**
  * The revision: SHA-256 (hex) over the instructions, skills and MCP servers as the runtime reads
- * them, the active playbooks and evals (name and content hash) and the secrets' key names, never
- * their values. Integrations and the agent's other fields do not enter it.
+ * them (their header and env values as keyed digests), the active playbooks and evals (name and
+ * content hash) and the secrets' key names, never their values. Integrations and the agent's other
+ * fields do not enter it.
  */
 function revisionOf(ctx: Pick<Ctx, 'secrets'>, agent: AgentRow, active: AgentComponentRow[]): string {
   const secretNames = agent.secrets_enc
@@ -85,11 +87,19 @@ function revisionOf(ctx: Pick<Ctx, 'secrets'>, agent: AgentRow, active: AgentCom
       canonicalJson({
         instructions: agent.instructions,
         skills: JSON.parse(agent.skills),
-        mcp_servers: JSON.parse(agent.mcp_servers),
+        mcp_servers: openMcpServers(ctx.secrets, agent.mcp_servers).map((server) => ({
+          ...server,
+          headers: digested(ctx, server.headers),
+          env: digested(ctx, server.env),
+        })),
         playbooks: byKind('playbook'),
         evals: byKind('eval'),
         secret_names: secretNames,
       }),
     )
     .digest('hex');
+}
+
+function digested(ctx: Pick<Ctx, 'secrets'>, values: Record<string, string> | undefined) {
+  return values && Object.fromEntries(Object.entries(values).map(([k, v]) => [k, ctx.secrets.digest(v)]));
 }

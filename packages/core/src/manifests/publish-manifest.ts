@@ -15,6 +15,7 @@ import {
   type StoredComponentKind,
   upsertAgentComponent,
 } from '@paddock/store';
+import { openMcpServers } from '../agents/mcp-server-secrets.ts';
 import type { NormalizedSpec } from '../agents/normalize-spec.ts';
 import { applyAgentPatch } from '../agents/update-agent.ts';
 import { reachableAgent } from '../auth/access.ts';
@@ -22,13 +23,7 @@ import type { Ctx } from '../context.ts';
 import { agentNotFound, PaddockError } from '../errors.ts';
 import { componentHash, sortedFiles } from './component-hash.ts';
 import { loadManifest, loadRevision } from './load-manifest.ts';
-import {
-  mcpServerComponent,
-  readInstructions,
-  readMcpServer,
-  readSkill,
-  skillComponent,
-} from './spec-components.ts';
+import { readInstructions, readMcpServer, readSkill, skillComponent } from './spec-components.ts';
 
 /**
  * `PUT /agents/{agent_id}/manifest`: replaces the agent's whole manifest in one transaction,
@@ -66,7 +61,7 @@ export async function publishManifest({
     const at = timestamp();
     await reconcileStored(trx, agent.id, 'playbook', body, body.reconcile_playbooks === true, warnings, at);
     await reconcileStored(trx, agent.id, 'eval', body, body.reconcile_evals === true, warnings, at);
-    const spec = specFrom(agent, body.components, warnings);
+    const spec = specFrom(ctx, agent, body.components, warnings);
     const stored = await applyAgentPatch(ctx, trx, agent, spec);
     for (const c of body.components.filter((c) => !knownTypes.has(c.type)))
       warnings.push({
@@ -93,6 +88,7 @@ function raise(error: Error): never {
  * and reported.
  */
 function specFrom(
+  ctx: Pick<Ctx, 'secrets'>,
   agent: AgentRow,
   components: PublishedComponent[],
   warnings: ManifestWarning[],
@@ -104,7 +100,7 @@ function specFrom(
   const skills: NormalizedSpec['skills'] = [];
   const servers: NormalizedSpec['mcp_servers'] = [];
   const currentSkills = JSON.parse(agent.skills) as NormalizedSpec['skills'];
-  const currentServers = JSON.parse(agent.mcp_servers) as NormalizedSpec['mcp_servers'];
+  const currentServers = openMcpServers(ctx.secrets, agent.mcp_servers);
   let instructions: string | null = null;
   for (const c of components) {
     if (c.type === 'instructions') {
@@ -122,11 +118,17 @@ function specFrom(
         skills.push(...currentSkills.filter((s) => skillComponent(s).name === c.name));
       }
     } else if (c.type === 'mcp_server') {
-      const read = c.status === 'archived' ? notArchivable(c) : readMcpServer(c);
+      const read =
+        c.status === 'archived'
+          ? notArchivable(c)
+          : readMcpServer(
+              c,
+              currentServers.find((s) => s.name === c.name),
+            );
       if ('value' in read) servers.push(read.value);
       else {
         warnings.push(read.warning);
-        servers.push(...currentServers.filter((s) => mcpServerComponent(s).name === c.name));
+        servers.push(...currentServers.filter((s) => s.name === c.name));
       }
     }
   }

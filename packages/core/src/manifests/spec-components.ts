@@ -2,6 +2,7 @@ import {
   type ComponentFile,
   type ManifestComponent,
   type ManifestWarning,
+  type McpServerView,
   mcpServerSchema,
   type PublishedComponent,
   skillSchema,
@@ -15,7 +16,8 @@ type McpServer = NormalizedSpec['mcp_servers'][number];
 /**
  * How the runtime spec's instructions, skills and MCP servers appear as manifest components, and
  * back. Each is one file: `instructions.md`, a skill's `skill.json` (`{"source": "registry:…"}`),
- * an MCP server's `server.json` (its config without the name, which is the component's).
+ * an MCP server's `server.json` (its config without the name, which is the component's; header and
+ * env values by name only, `header_names` and `env_names`, which a publish reads as "keep these").
  */
 export const instructionsFile = 'instructions.md';
 export const skillFile = 'skill.json';
@@ -43,7 +45,7 @@ export function skillComponent(skill: Skill): ManifestComponent {
   return component('skill', skillName(skill.source), [jsonFile(skillFile, { source: skill.source })]);
 }
 
-export function mcpServerComponent(server: McpServer): ManifestComponent {
+export function mcpServerComponent(server: McpServerView): ManifestComponent {
   const { name, ...config } = server;
   return component('mcp_server', name, [jsonFile(mcpServerFile, config)]);
 }
@@ -82,7 +84,11 @@ export function readSkill(c: PublishedComponent): Read<Skill> {
   return { value: parsed.data };
 }
 
-export function readMcpServer(c: PublishedComponent): Read<McpServer> {
+/**
+ * `current` is the agent's server of that name, values opened: the values of the `header_names` and
+ * `env_names` a pulled `server.json` lists are kept from it (values given in `headers`/`env` win).
+ */
+export function readMcpServer(c: PublishedComponent, current?: McpServer): Read<McpServer> {
   const config = parseJson(onlyFile(c, mcpServerFile));
   if (config === null || typeof config !== 'object' || Array.isArray(config))
     return unrepresentable(
@@ -90,7 +96,24 @@ export function readMcpServer(c: PublishedComponent): Read<McpServer> {
       'invalid_mcp_server',
       `an MCP server is one file, ${mcpServerFile}, holding a JSON object`,
     );
-  const named = config as Record<string, unknown>;
+  const { header_names, env_names, ...named } = config as Record<string, unknown>;
+  for (const [field, names] of [
+    ['headers', header_names],
+    ['env', env_names],
+  ] as const) {
+    if (names === undefined) continue;
+    const stored = current?.[field] ?? {};
+    const missing = Array.isArray(names) ? names.filter((n) => stored[n] === undefined) : [];
+    const given = (named[field] ?? {}) as Record<string, unknown>;
+    if (!Array.isArray(names) || missing.some((n) => given[n] === undefined))
+      return unrepresentable(
+        c,
+        'invalid_mcp_server',
+        `${mcpServerFile}: ${field === 'headers' ? 'header_names' : 'env_names'} must list names the server already has a value for (give new ones in ${field})`,
+      );
+    const kept = Object.fromEntries(names.map((n: string) => [n, stored[n]]));
+    named[field] = { ...kept, ...given };
+  }
   if (named.name !== undefined && named.name !== c.name)
     return unrepresentable(
       c,

@@ -9,6 +9,7 @@ import {
   upsertMcpOauthToken,
   upsertMcpServerProbe,
 } from '@paddock/store';
+import { openMcpServers } from '../agents/mcp-server-secrets.ts';
 import { reachableAgent } from '../auth/access.ts';
 import type { Ctx, Services } from '../context.ts';
 import { probeMcpServer } from './probe-mcp-server.ts';
@@ -37,7 +38,7 @@ export async function getMcpServerReport(input: {
 }): Promise<{ items: McpServerReport[] }> {
   const { ctx } = input;
   const agent = await reachableAgent(ctx.store.db, ctx.actor, input.agentId);
-  const servers = JSON.parse(agent.mcp_servers) as McpServer[];
+  const servers = openMcpServers(ctx.secrets, agent.mcp_servers);
   const [probes, tokens, statuses] = await Promise.all([
     listMcpServerProbes(ctx.store.db, agent.id),
     listMcpOauthTokens(ctx.store.db, agent.id),

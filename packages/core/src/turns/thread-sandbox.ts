@@ -1,7 +1,14 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type MachineKind, type MachineSize, providerFacts, type Scope, timestamp } from '@paddock/protocol';
-import { type AgentRow, revokeThreadTokens, revokeToken, type ThreadRow } from '@paddock/store';
+import {
+  type AgentRow,
+  revokeHeldThreadTokens,
+  revokeThreadTokens,
+  revokeToken,
+  setTokenHolder,
+  type ThreadRow,
+} from '@paddock/store';
 import { mintToken } from '../auth/mint-token.ts';
 import type { Services } from '../context.ts';
 import { lifecycleFor } from '../machines/machine-lifecycle.ts';
@@ -18,9 +25,10 @@ const sandboxScopes: Scope[] = ['read', 'publish', 'code:execute', 'messages:wri
 /**
  * Boots the thread's sandbox unless it runs, with a fresh thread token. The token that counts is the
  * one the running sandbox holds: the others are revoked once the boot says which that is (a
- * sandbox a detached runner kept running while no server was connected keeps its own). Boot status
- * and entrypoint output go to `emit` (a turn's events); without it they are dropped, and an
- * entrypoint that fails is only logged.
+ * sandbox a detached runner kept running while no server was connected keeps its own), and it is
+ * revoked in turn when the host reports that sandbox's end (stopped, idle-stopped, expired, or
+ * exited). Boot status and entrypoint output go to `emit` (a turn's events); without it they are
+ * dropped, and an entrypoint that fails is only logged.
  */
 export async function ensureThreadSandbox(
   services: Services,
@@ -40,35 +48,72 @@ export async function ensureThreadSandbox(
       name: `sandbox of thread ${thread.id}`,
       scopes: sandboxScopes,
       threadId: thread.id,
+      holder: holderOf(services, thread.id),
     }),
   );
+  // This boot's token, not the thread's: a sandbox booted again meanwhile keeps its own.
+  const sandboxEnded = () =>
+    revokeToken(store.db, minted.id, timestamp()).then(
+      () => services.revocations.revoked(),
+      (err: unknown) => log.error({ err, thread_id: thread.id }, 'revoking an ended sandbox token failed'),
+    );
   const secrets: Record<string, string> = agent.secrets_enc
     ? JSON.parse(services.secrets.open(agent.secrets_enc))
     : {};
   const workspaceDir = join(services.workspacesDir, thread.id);
   await mkdir(workspaceDir, { recursive: true });
-  const booted = await sandboxes.ensure(thread.id, {
-    workspaceDir,
-    env: { ...secrets, PADDOCK_TOKEN: minted.token, PADDOCK_THREAD_ID: thread.id },
-    size: bootSize(kind, agent.machine_size as MachineSize),
-    entrypoint: agent.entrypoint ?? undefined,
-    onEntrypointOutput: (stream, text, exitCode) => {
-      if (exitCode !== undefined && exitCode !== 0) {
-        log.warn({ thread_id: thread.id, exit_code: exitCode }, 'entrypoint failed');
-      }
-      void emit?.({
-        type: 'entrypoint.output',
-        data: exitCode === undefined ? { stream, text } : { stream, text, exit_code: exitCode },
-      });
-    },
-    onStatus: (status) => void emit?.({ type: 'sandbox.status', data: status }),
-    lifecycle,
-    sharedDir: providerFacts[kind].sharedFolders
-      ? join(services.sharedFoldersDir, thread.team_id)
-      : undefined,
-  });
+  const booted = await sandboxes
+    .ensure(thread.id, {
+      workspaceDir,
+      env: { ...secrets, PADDOCK_TOKEN: minted.token, PADDOCK_THREAD_ID: thread.id },
+      size: bootSize(kind, agent.machine_size as MachineSize),
+      entrypoint: agent.entrypoint ?? undefined,
+      onEntrypointOutput: (stream, text, exitCode) => {
+        if (exitCode !== undefined && exitCode !== 0) {
+          log.warn({ thread_id: thread.id, exit_code: exitCode }, 'entrypoint failed');
+        }
+        void emit?.({
+          type: 'entrypoint.output',
+          data: exitCode === undefined ? { stream, text } : { stream, text, exit_code: exitCode },
+        });
+      },
+      onStatus: (status) => {
+        const report = () => void emit?.({ type: 'sandbox.status', data: status });
+        // Revoked before the end is reported: whoever sees the report finds the token refused.
+        if (status.status === 'stopped' || status.status === 'exited') void sandboxEnded().then(report);
+        else report();
+      },
+      lifecycle,
+      sharedDir: providerFacts[kind].sharedFolders
+        ? join(services.sharedFoldersDir, thread.team_id)
+        : undefined,
+    })
+    .catch(async (error: unknown) => {
+      // No sandbox holds the token of a boot that failed.
+      await revokeToken(store.db, minted.id, timestamp());
+      throw error;
+    });
   await store.transaction(async (trx) => {
-    if (booted) await revokeThreadTokens(trx, thread.id, timestamp(), minted.id);
-    else await revokeToken(trx, minted.id, timestamp());
+    if (booted) {
+      await revokeThreadTokens(trx, thread.id, timestamp(), minted.id);
+      // The host that took it, now that the boot says (a detached runner is picked at boot).
+      await setTokenHolder(trx, minted.id, holderOf(services, thread.id));
+    } else await revokeToken(trx, minted.id, timestamp());
   });
+  services.revocations.revoked();
+}
+
+/** Which host holds the thread's sandbox, as its token records it (see `TokensTable.holder`). */
+function holderOf(services: Services, threadId: string): string {
+  const runnerId = services.sandboxes.runnerFor(threadId);
+  return runnerId === undefined ? `node:${services.nodeId}` : `runner:${runnerId}`;
+}
+
+/**
+ * At start-up: this server's own sandboxes died with its previous process (a crash, kill -9), so
+ * the thread tokens they held are revoked. Detached runners' sandboxes outlive a server and keep
+ * theirs (their holder is the runner).
+ */
+export async function revokeTokensOfDeadSandboxes(services: Services): Promise<number> {
+  return revokeHeldThreadTokens(services.store.db, `node:${services.nodeId}`, timestamp());
 }

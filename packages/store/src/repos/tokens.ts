@@ -12,6 +12,53 @@ export function findTokenByHash(db: Db, hash: string): Promise<TokenRow | undefi
   return db.selectFrom('tokens').selectAll().where('token_hash', '=', hash).executeTakeFirst();
 }
 
+/**
+ * A token by its hash with its user's team ids, in one query (one row per team): every request
+ * resolves its credential this way, uncached, so a revocation counts on the very next one.
+ */
+export async function findTokenWithTeams(
+  db: Db,
+  hash: string,
+): Promise<{ token: TokenRow; teamIds: string[] } | undefined> {
+  const rows = await db
+    .selectFrom('tokens')
+    .leftJoin('team_members', 'team_members.user_id', 'tokens.user_id')
+    .selectAll('tokens')
+    .select('team_members.team_id')
+    .where('tokens.token_hash', '=', hash)
+    .execute();
+  if (rows.length === 0) return undefined;
+  const { team_id: _team, ...token } = rows[0]!;
+  return { token, teamIds: rows.flatMap((r) => (r.team_id === null ? [] : [r.team_id])) };
+}
+
+/** Whether a token still counts: not revoked and not lapsed (`now` a D3 timestamp). */
+export async function isTokenLive(db: Db, id: string, now: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('tokens')
+    .select(['revoked_at', 'expires_at'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return !!row && row.revoked_at === null && (row.expires_at === null || row.expires_at > now);
+}
+
+/** Records which host holds the sandbox a thread token was minted for. */
+export async function setTokenHolder(db: Db, id: string, holder: string): Promise<void> {
+  await db.updateTable('tokens').set({ holder }).where('id', '=', id).execute();
+}
+
+/** Revokes the live thread tokens of the sandboxes one host held; answers how many. */
+export async function revokeHeldThreadTokens(db: Db, holder: string, at: string): Promise<number> {
+  const result = await db
+    .updateTable('tokens')
+    .set({ revoked_at: at })
+    .where('holder', '=', holder)
+    .where('kind', '=', 'thread')
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
 /** Revokes the thread's sandbox tokens, all of them or all but `keepId`. */
 export async function revokeThreadTokens(
   db: Db,
@@ -30,7 +77,12 @@ export async function revokeThreadTokens(
 }
 
 export async function revokeToken(db: Db, id: string, at: string): Promise<void> {
-  await db.updateTable('tokens').set({ revoked_at: at }).where('id', '=', id).execute();
+  await db
+    .updateTable('tokens')
+    .set({ revoked_at: at })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .execute();
 }
 
 /** A live token by id; revoked ones are gone as far as callers can tell. */
