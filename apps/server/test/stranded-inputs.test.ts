@@ -3,9 +3,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { testDatabases } from '@paddock/testing';
 import { type Deployment, startDeployment } from '@paddock/testing/deployment';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentSpec, json, transcript } from './helpers.ts';
+import { createIdleThread, json, transcript } from './helpers.ts';
 
-/** Server lifetimes per database; each one runs `threadsPerLife` rounds and ends in a SIGKILL. */
+/** Server lifetimes per database, each ending in a SIGKILL; a round on each thread per lifetime. */
 const lives = 5;
 const threadsPerLife = 10;
 
@@ -18,13 +18,13 @@ function random(seed: number): () => number {
   };
 }
 
-interface Round {
+interface Input {
   threadId: string;
   inputId: string;
   content: string;
   /** The client got its 201 (before or after the restart: it retries until it does). */
   acknowledged: boolean;
-  /** A Stop was sent after the input's 201 (its answer may be lost to the kill): the input may end cancelled instead. */
+  /** A Stop was sent after its 201 (its answer may be lost to the kill): it may end cancelled. */
   stopped: boolean;
 }
 
@@ -53,87 +53,73 @@ describe.each(testDatabases())('acknowledged inputs across server kills ($name)'
     deployment = d;
     await d.startServer();
     const next = random(database.name === 'postgres' ? 1010 : 2020);
-    const rounds: Round[] = [];
+    // The same threads in every lifetime: their sandboxes, booted again after each restart, are
+    // up for the next lifetime's turns.
+    const threads = await Promise.all(Array.from({ length: threadsPerLife }, () => createIdleThread(d)));
+    const inputs: Input[] = [];
 
-    const post = async (round: Round): Promise<number | undefined> => {
+    const post = async (input: Input): Promise<number | undefined> => {
       const response = await d
-        .request('POST', `/v2/tasks/${round.threadId}/inputs`, {
-          body: { input_id: round.inputId, messages: [{ content: round.content }] },
+        .request('POST', `/v2/tasks/${input.threadId}/inputs`, {
+          body: { input_id: input.inputId, messages: [{ content: input.content }] },
         })
         .catch(() => undefined);
       await response?.text().catch(() => undefined);
-      if (response?.status === 201) round.acknowledged = true;
+      if (response?.status === 201) input.acknowledged = true;
       return response?.status;
     };
+    const input = (threadId: string, content: string): Input => {
+      const created = { threadId, inputId: randomUUID(), content, acknowledged: false, stopped: false };
+      inputs.push(created);
+      return created;
+    };
 
-    const t0 = Date.now();
-    const mark = (what: string) => console.log(`${database.name} ${Date.now() - t0} ms ${what}`);
     for (let life = 0; life < lives; life++) {
-      mark(`life ${life}`);
-      const batch = await Promise.all(
-        Array.from({ length: threadsPerLife }, async (_, i) => {
-          // First turns of different lengths, so the kill finds them starting, mid-way, near their
-          // end or over.
-          const sleepMs = 200 + Math.floor(next() * 2400);
-          const { thread_id } = await json<{ thread_id: string }>(
-            await d.request('POST', '/v2/threads', {
-              body: { agent: agentSpec(), messages: [{ content: `::sleep ${sleepMs}\nfirst ${life}-${i}` }] },
-            }),
-            201,
-          );
-          const round: Round = {
-            threadId: thread_id,
-            inputId: randomUUID(),
-            content: `follow-up ${life}-${i}`,
-            acknowledged: false,
-            stopped: false,
-          };
-          return round;
-        }),
+      // Turns of different lengths, so the kill finds them starting, mid-way, near their end or over.
+      const turns = threads.map((threadId, i) =>
+        input(threadId, `::sleep ${200 + Math.floor(next() * 2400)}\nwork ${life}-${i}`),
       );
-      rounds.push(...batch);
-      // Half the inputs arrive at random moments before the kill (a few followed by a Stop); the
+      for (const turn of turns) expect(await post(turn)).toBe(201);
+      const followUps = threads.map((threadId, i) => input(threadId, `follow-up ${life}-${i}`));
+      // Half the follow-ups arrive at random moments before the kill (one followed by a Stop); the
       // other half all at once at the kill, which comes right after the first of their 201s, so
       // some are answered just before it and others are cut off in flight.
-      const early = batch.filter((_, i) => i % 2 === 0);
-      const atKill = batch.filter((_, i) => i % 2 === 1);
-      const posting = early.map(async (round, i) => {
+      const early = followUps.filter((_, i) => i % 2 === 0);
+      const atKill = followUps.filter((_, i) => i % 2 === 1);
+      const posting = early.map(async (followUp, i) => {
         await sleep(Math.floor(next() * 1600));
-        if ((await post(round)) === 201 && i === 0) {
-          round.stopped = true;
+        if ((await post(followUp)) === 201 && i === 0) {
+          // Its answer may be lost to the kill: the inputs of this thread may end cancelled.
+          for (const stopped of [followUp, turns[0]!]) stopped.stopped = true;
           const stop = await d
-            .request('POST', `/v2/tasks/${round.threadId}/interrupt`, { body: {} })
+            .request('POST', `/v2/tasks/${followUp.threadId}/interrupt`, { body: {} })
             .catch(() => undefined);
           await stop?.text().catch(() => undefined);
         }
       });
       await sleep(400 + Math.floor(next() * 1400));
-      const firstAnswer = Promise.any(atKill.map((round) => post(round).then((s) => s ?? Promise.reject())));
+      const firstAnswer = Promise.any(atKill.map((f) => post(f).then((s) => s ?? Promise.reject())));
       await Promise.race([firstAnswer.catch(() => undefined), sleep(2000)]);
       await d.killServer('SIGKILL');
-      mark('killed');
       await Promise.allSettled(posting);
       await d.startServer();
-      mark('started');
       // A client that got no answer retries with the same input_id until it gets its 201 (409 while
       // the dead server's lease runs out).
       await Promise.all(
-        batch
-          .filter((round) => !round.acknowledged)
-          .map(async (round) => {
+        followUps
+          .filter((f) => !f.acknowledged)
+          .map(async (f) => {
             const until = Date.now() + 30_000;
-            while ((await post(round)) !== 201) {
-              if (Date.now() > until) throw new Error(`no 201 for ${round.content}`);
+            while ((await post(f)) !== 201) {
+              if (Date.now() > until) throw new Error(`no 201 for ${f.content}`);
               await sleep(100);
             }
           }),
       );
-      mark('acknowledged');
-      await Promise.all(batch.map((round) => settledWithInputs(d, round)));
-      mark('settled');
-      for (const round of batch) await expectDeliveredOnceOrCancelled(d, round);
+      await Promise.all(threads.map((threadId) => atRest(d, threadId)));
+      for (const each of [...turns, ...followUps]) await expectDeliveredOnceOrCancelled(d, each);
     }
-    expect(rounds).toHaveLength(lives * threadsPerLife);
+    expect(inputs).toHaveLength(lives * threadsPerLife * 2);
   }, 240_000);
 });
 
@@ -141,20 +127,17 @@ describe.each(testDatabases())('acknowledged inputs across server kills ($name)'
  * Waits until the thread has no running or queued turn left; with a stranded input that is a
  * thread at rest with the input still `queued`, which the assertions then name.
  */
-async function settledWithInputs(d: Deployment, round: Round): Promise<void> {
+async function atRest(d: Deployment, threadId: string): Promise<void> {
   const until = Date.now() + 40_000;
   for (;;) {
-    const thread = await json<{ status: string }>(
-      await d.request('GET', `/v2/threads/${round.threadId}`),
-      200,
-    );
+    const thread = await json<{ status: string }>(await d.request('GET', `/v2/threads/${threadId}`), 200);
     if (thread.status !== 'running') return;
-    if (Date.now() > until) throw new Error(`thread of ${round.content} still running`);
+    if (Date.now() > until) throw new Error(`thread ${threadId} still running`);
     await sleep(100);
   }
 }
 
-async function expectDeliveredOnceOrCancelled(d: Deployment, round: Round): Promise<void> {
+async function expectDeliveredOnceOrCancelled(d: Deployment, round: Input): Promise<void> {
   expect(round.acknowledged, round.content).toBe(true);
   const receipt = await json<{ status: string }>(
     await d.request('GET', `/v2/tasks/${round.threadId}/inputs/${round.inputId}`),
