@@ -64,7 +64,8 @@ describe.each(testDatabases())('acknowledged inputs across server kills ($name)'
           body: { input_id: input.inputId, messages: [{ content: input.content }] },
         })
         .catch(() => undefined);
-      await response?.text().catch(() => undefined);
+      // The answer counts from its status line: the kill may come before the body is read.
+      void response?.text().catch(() => undefined);
       if (response?.status === 201) input.acknowledged = true;
       return response?.status;
     };
