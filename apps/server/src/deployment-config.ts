@@ -16,19 +16,50 @@ const providerSchema = z.strictObject({
     .optional(),
 });
 
+/** What one organization may hold at once; a bound left out is not limited. */
+const orgLimitsSchema = z.strictObject({
+  running_turns: z.number().int().positive().optional(),
+});
+
+const limitsSchema = z.strictObject({
+  /** For every organization without its own entry (or whose entry leaves a bound out). */
+  default: orgLimitsSchema.default({}),
+  organizations: z.record(z.string(), orgLimitsSchema).default({}),
+});
+
 const deploymentSchema = z.strictObject({
   providers: z.partialRecord(z.enum(machineKinds), providerSchema).default({}),
+  limits: limitsSchema.default({ default: {}, organizations: {} }),
 });
+
+export type OrgLimits = z.infer<typeof orgLimitsSchema>;
 
 export interface DeploymentConfig {
   providers: Partial<Record<MachineKind, ProviderSettings>>;
+  limits: z.infer<typeof limitsSchema>;
 }
 
-/** Without a config file only the local provider is on, for everyone. */
-const defaults: DeploymentConfig = { providers: { sandbox_a: { enabled: true } } };
+/** Without a config file only the local provider is on, for everyone, and nothing is limited. */
+const defaults: DeploymentConfig = {
+  providers: { sandbox_a: { enabled: true } },
+  limits: { default: {}, organizations: {} },
+};
 
 /**
- * D4: provider switches and rollouts from the deployment config file (`PADDOCK_CONFIG`, YAML or
+ * The lookup of one bound per organization (its own entry's, else the default's; undefined is no
+ * limit), or undefined when the config bounds no organization at all.
+ */
+export function orgLimits(
+  limits: DeploymentConfig['limits'],
+  bound: keyof OrgLimits,
+): ((orgId: string) => number | undefined) | undefined {
+  const entries = [limits.default, ...Object.values(limits.organizations)];
+  if (entries.every((entry) => entry[bound] === undefined)) return undefined;
+  return (orgId) => limits.organizations[orgId]?.[bound] ?? limits.default[bound];
+}
+
+/**
+ * D4: provider switches and rollouts, and per-organization limits, from the deployment config file (`PADDOCK_CONFIG`, YAML or
  * JSON, which YAML reads too). A provider the file does not name keeps its default.
  */
 export function loadDeploymentConfig(path: string | undefined): DeploymentConfig {
@@ -46,5 +77,5 @@ export function loadDeploymentConfig(path: string | undefined): DeploymentConfig
       `invalid PADDOCK_CONFIG ${path}: ${issue.path.join('.') || '(root)'}: ${issue.message}`,
     );
   }
-  return { providers: { ...defaults.providers, ...result.data.providers } };
+  return { providers: { ...defaults.providers, ...result.data.providers }, limits: result.data.limits };
 }

@@ -11,6 +11,7 @@ import {
   createSecretBox,
   createTurnExecutor,
   type Faults,
+  queueStrandedInputs,
   revokeTokensOfDeadSandboxes,
   type SandboxHost,
   type Services,
@@ -22,7 +23,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
-import { loadDeploymentConfig } from './deployment-config.ts';
+import { loadDeploymentConfig, orgLimits } from './deployment-config.ts';
 import { startDockerSandboxes } from './docker-sandboxes.ts';
 import { createLogger } from './logger.ts';
 import { startMicroVmCheck } from './micro-vm.ts';
@@ -229,6 +230,8 @@ export async function startPaddock(
     leaseTtlMs: config.PADDOCK_LEASE_TTL_MS,
     adoptionWindowMs: config.PADDOCK_ADOPTION_WINDOW_MS,
     concurrency: config.PADDOCK_MAX_CONCURRENT_TURNS,
+    runningTurnLimit: orgLimits(deployment.limits, 'running_turns'),
+    repair: () => queueStrandedInputs(services),
     log: logger,
   });
   services.worker = worker;

@@ -1,9 +1,14 @@
 import { newId, timestamp } from '@paddock/protocol';
 import {
   adoptTurn,
+  countRunningTurnsByOrg,
+  countRunningTurnsOfOrg,
+  type Db,
   findExpiredRunningTurns,
   findRunningTurnsOn,
+  lockOrgForClaim,
   pickQueuedTurn,
+  type QueuedTurn,
   renewLease,
   type Store,
   startTurn,
@@ -24,6 +29,13 @@ export interface TurnWorkerOptions {
    */
   adoptionWindowMs: number;
   concurrency: number;
+  /**
+   * How many turns an organization may run at once, across every node on the database; undefined
+   * means no limit. Its other turns wait in the queue.
+   */
+  runningTurnLimit?: (orgId: string) => number | undefined;
+  /** Runs with every sweep, before claiming: queues turns for inputs left without one. */
+  repair?: () => Promise<unknown>;
   /** How often to look for work another node queued and for expired leases. */
   pollMs?: number;
   log?: { error(obj: object, msg: string): void };
@@ -91,10 +103,11 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         return await options.store.transaction(async (trx) => {
-          const turn = await pickQueuedTurn(trx, options.store.dialect);
+          const turn = await pickWithinLimits(trx);
           if (!turn) return undefined;
           const started = await startTurn(trx, turn.id, { owner, expiresAt: leaseUntil(), at: timestamp() });
-          return started ? { ...turn, status: 'running', lease_owner: owner } : undefined;
+          const { org_id: _, ...row } = turn;
+          return started ? { ...row, status: 'running', lease_owner: owner } : undefined;
         });
       } catch (error) {
         // Another node claimed a turn of the same thread first: the unique index refused ours.
@@ -102,6 +115,30 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
       }
     }
     return undefined;
+  }
+
+  /**
+   * The oldest queued turn of an organization below its running-turn limit. The organization's
+   * count is taken again under its claim lock, which this transaction holds until the turn it
+   * starts is committed, so concurrent claimers on any node never start one past the limit.
+   */
+  async function pickWithinLimits(trx: Db): Promise<QueuedTurn | undefined> {
+    const limitOf = options.runningTurnLimit;
+    const { dialect } = options.store;
+    if (!limitOf) return pickQueuedTurn(trx, dialect);
+    const full: string[] = [];
+    for (const [orgId, running] of await countRunningTurnsByOrg(trx)) {
+      const limit = limitOf(orgId);
+      if (limit !== undefined && running >= limit) full.push(orgId);
+    }
+    for (;;) {
+      const turn = await pickQueuedTurn(trx, dialect, full);
+      const limit = turn && limitOf(turn.org_id);
+      if (!turn || limit === undefined) return turn;
+      await lockOrgForClaim(trx, dialect, turn.org_id);
+      if ((await countRunningTurnsOfOrg(trx, turn.org_id)) < limit) return turn;
+      full.push(turn.org_id);
+    }
   }
 
   async function drain(): Promise<void> {
@@ -152,6 +189,11 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
   }
 
   async function sweep(): Promise<void> {
+    try {
+      await options.repair?.();
+    } catch (error) {
+      options.log?.error({ err: error }, 'queuing turns for stranded inputs failed');
+    }
     try {
       const now = Date.now();
       const expired = await findExpiredRunningTurns(options.store.db, {

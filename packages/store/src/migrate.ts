@@ -13,6 +13,7 @@ import {
   migration as revocationSealedMcp,
   type SealSecret,
 } from './migrations/0013-revocation-sealed-mcp.ts';
+import * as waitingInputs from './migrations/0014-waiting-inputs.ts';
 
 /** Migrations are listed in code (no directory scan), so the set is the same wherever the store runs. */
 const migrations = (seal: SealSecret | undefined): Record<string, Migration> => ({
@@ -26,6 +27,7 @@ const migrations = (seal: SealSecret | undefined): Record<string, Migration> => 
   '0011-manifests-evals': manifestsEvals,
   '0012-orchestrations-mcp': orchestrationsMcp,
   '0013-revocation-sealed-mcp': revocationSealedMcp(seal),
+  '0014-waiting-inputs': waitingInputs,
 });
 
 /** `seal` seals secrets that older versions stored in plain text (migration 0013 needs it when there are any). */

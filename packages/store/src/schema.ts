@@ -159,6 +159,8 @@ export interface InputsTable {
   generation: number;
   sequence: number;
   messages: string;
+  /** 1 when the input asks for a turn; 0 for messages kept without `run` until the next turn. */
+  run: Generated<number>;
   created_at: string;
   updated_at: string;
 }

@@ -59,7 +59,10 @@ export async function submitTaskInput({
     refuseWhileAwaitingAdoption(active, at);
     const target = ctx.steering ? await steeringTarget(trx, taskId) : undefined;
     const busy = active.length > 0;
-    const { input: row } = await queueInput(trx, thread, messages, at, input.input_id);
+    const { input: row } = await queueInput(trx, thread, messages, at, {
+      run: true,
+      inputId: input.input_id,
+    });
     if (target) return { row, runStarted: false, accepted: target, replayed: false, steerInto: target };
     const accepted = await ensureQueuedTurn(trx, thread, at);
     if (!busy) await updateThread(trx, taskId, { status: 'running' });

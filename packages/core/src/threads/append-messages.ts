@@ -65,7 +65,7 @@ export async function appendMessages({
     // Like a task input (D5): user messages with `run` may join the running turn (native steering).
     const steerable = input.run && ctx.steering && input.messages.every((m) => m.role === 'user');
     const target = steerable ? await steeringTarget(trx, threadId) : undefined;
-    const { input: queued, messages } = await queueInput(trx, thread, input.messages, at);
+    const { input: queued, messages } = await queueInput(trx, thread, input.messages, at, { run: input.run });
     if (input.run && !target) {
       await ensureQueuedTurn(trx, thread, at);
       if (!busy) await updateThread(trx, threadId, { status: 'running' });

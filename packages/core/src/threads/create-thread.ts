@@ -63,7 +63,7 @@ export async function createThread({
     };
     await insertThread(trx, thread);
     if (messages.length > 0) {
-      await queueInput(trx, thread, messages, at);
+      await queueInput(trx, thread, messages, at, { run: true });
       await ensureQueuedTurn(trx, thread, at);
     }
     return { thread_id: thread.id, agent_id: agent.id, status: thread.status as ThreadHandle['status'] };

@@ -6,7 +6,6 @@ import {
   type Db,
   findActiveTurns,
   findAgent,
-  finishTurn,
   listCancelledInputs,
   listQueuedInputs,
   lockThread,
@@ -18,6 +17,7 @@ import {
 import { reachableThread, requireScope } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError, threadNotFound } from '../errors.ts';
+import { endTurn } from '../turns/end-turn.ts';
 import { placeThread } from '../turns/sandbox-host.ts';
 import { toReceipt } from './input-receipt.ts';
 import { awaitingAdoption } from './queue-input.ts';
@@ -79,15 +79,6 @@ export async function interruptThread({
       }
       // Checked before any cancellation, so a refused Stop changes nothing.
       requireInterruptible(active.find((t) => t.status === 'running'));
-      let runningTurnId: string | undefined;
-      for (const turn of active) {
-        if (turn.status === 'running') {
-          runningTurnId = turn.id;
-          await requestCancel(trx, turn.id);
-        } else {
-          await finishTurn(trx, turn.id, { status: 'cancelled', stopReason: 'cancelled', at });
-        }
-      }
       const pending = await listQueuedInputs(trx, threadId);
       await cancelInputs(
         trx,
@@ -95,11 +86,24 @@ export async function interruptThread({
         'interrupted',
         at,
       );
-      const status: ThreadStatus = runningTurnId
+      // The inputs are cancelled first, so ending the queued turn leaves none waiting for a next one.
+      const running = active.find((t) => t.status === 'running');
+      if (running) await requestCancel(trx, running.id);
+      const status: ThreadStatus = running
         ? 'running'
         : thread.status === 'running'
           ? 'idle'
           : (thread.status as ThreadStatus);
+      for (const turn of active.filter((t) => t.status === 'queued')) {
+        await endTurn(
+          trx,
+          thread,
+          turn.id,
+          { status: 'cancelled', stopReason: 'cancelled', threadStatus: status },
+          at,
+        );
+      }
+      const runningTurnId = running?.id;
       await updateThread(trx, threadId, { generation: thread.generation + 1, status });
       const updated = { ...thread, generation: thread.generation + 1, status };
       const record = await taskRecord(trx, updated, agent, updated.generation, generation);

@@ -20,13 +20,15 @@ export interface QueuedMessage {
 /**
  * Records messages as a durable input of the thread's current generation. The input is delivered
  * into the transcript when a turn takes it, so the conversation stays in the order the model saw it.
+ * `run`: the input asks for a turn (every end of a turn queues the next one while such an input
+ * waits); without it the messages only wait for the next turn.
  */
 export async function queueInput(
   db: Db,
   thread: ThreadRow,
   messages: MessageInput[],
   at: string,
-  inputId: string = newId(),
+  { run, inputId = newId() }: { run: boolean; inputId?: string },
 ): Promise<{ input: InputRow; messages: QueuedMessage[] }> {
   const queued = messages.map((m) => ({ id: newId(), role: m.role, content: m.content }));
   const input: InputRow = {
@@ -38,6 +40,7 @@ export async function queueInput(
     generation: thread.generation,
     sequence: await allocateInputSequence(db, thread.id),
     messages: JSON.stringify(queued),
+    run: run ? 1 : 0,
     created_at: at,
     updated_at: at,
   };

@@ -2,23 +2,16 @@ import { type ThreadStatus, timestamp } from '@paddock/protocol';
 import { appendEvents } from '@paddock/runtime';
 import {
   allocatePositions,
-  type Db,
-  existingMessageIds,
-  findActiveTurns,
   findTurn,
-  finishTurn,
   insertMessages,
-  listInputsOfTurn,
   lockThread,
   newMessageRows,
   type ThreadRow,
   type TurnRow,
-  updateThread,
 } from '@paddock/store';
 import type { Services } from '../context.ts';
-import { giveBackInput } from '../threads/give-back-input.ts';
-import { inputMessages } from '../threads/input-receipt.ts';
 import { messageText } from './conversation.ts';
+import { endTurn } from './end-turn.ts';
 import type { TurnResult } from './sandbox-host.ts';
 
 /**
@@ -46,10 +39,10 @@ export async function settleTurn(
     result.outcome?.summary ?? (result.lastAssistantText.slice(0, 280) || result.error?.message || '');
   const committed = await store.transaction(async (trx) => {
     const at = timestamp();
-    await lockThread(trx, thread.id, at);
+    const locked = await lockThread(trx, thread.id, at);
     // Another server adopted the turn (this one lost its lease): the turn is theirs to settle.
     const current = await findTurn(trx, turn.id);
-    if (current?.status !== 'running' || current.lease_owner !== turn.lease_owner) return [];
+    if (!locked || current?.status !== 'running' || current.lease_owner !== turn.lease_owner) return [];
     if (result.messages.length > 0) {
       const first = await allocatePositions(trx, thread.id, result.messages.length);
       await insertMessages(
@@ -76,10 +69,13 @@ export async function settleTurn(
         : result.stopReason === 'error'
           ? 'failed'
           : 'completed';
-    await finishTurn(trx, turn.id, { status: turnStatus, stopReason: result.stopReason, at });
-    await returnUntakenInputs(trx, thread.id, turn.id, at);
-    const next = (await findActiveTurns(trx, thread.id)).some((t) => t.status === 'queued');
-    await updateThread(trx, thread.id, { status: next ? 'running' : status });
+    await endTurn(
+      trx,
+      locked,
+      turn.id,
+      { status: turnStatus, stopReason: result.stopReason, threadStatus: status },
+      at,
+    );
     return appendEvents(trx, thread.id, turn.id, [
       { type: 'turn.ended', data: { stop_reason: result.stopReason } },
       { type: 'idle', data: { status, summary } },
@@ -105,10 +101,7 @@ export async function settleAbandonedTurn(
     if (!thread || current?.status !== 'running' || current.lease_owner !== turn.lease_owner) return [];
     if (lostOn === undefined ? (current.lease_expires_at ?? '') >= at : current.runner_id !== lostOn)
       return [];
-    await finishTurn(trx, turn.id, { status: 'failed', stopReason: 'error', at });
-    await returnUntakenInputs(trx, thread.id, turn.id, at);
-    const next = (await findActiveTurns(trx, thread.id)).some((t) => t.status === 'queued');
-    await updateThread(trx, thread.id, { status: next ? 'running' : 'fail' });
+    await endTurn(trx, thread, turn.id, { status: 'failed', stopReason: 'error', threadStatus: 'fail' }, at);
     const error =
       lostOn !== undefined
         ? {
@@ -128,20 +121,4 @@ export async function settleAbandonedTurn(
     ]);
   });
   events.publish(committed);
-}
-
-/**
- * Inputs claimed for steering into the turn that it never took, because the server that offered them
- * died before the offer or its answer: they go back to the queue for a next turn, or are cancelled
- * when a Stop advanced the generation since. Nothing with a receipt is lost.
- */
-async function returnUntakenInputs(trx: Db, threadId: string, turnId: string, at: string): Promise<void> {
-  const inputs = await listInputsOfTurn(trx, threadId, turnId);
-  if (inputs.length === 0) return;
-  const firstIds = inputs.map((i) => inputMessages(i)[0]!.id);
-  const delivered = await existingMessageIds(trx, threadId, firstIds);
-  const untaken = inputs.filter((_, i) => !delivered.has(firstIds[i]!));
-  if (untaken.length === 0) return;
-  const thread = (await lockThread(trx, threadId, at))!;
-  for (const input of untaken) await giveBackInput(trx, thread, input.id, turnId, at);
 }

@@ -7,7 +7,6 @@ import {
   findInput,
   findThread,
   findTurn,
-  finishTurn,
   listMessages,
   listQueuedInputs,
   lockThread,
@@ -25,6 +24,7 @@ import { giveBackInput } from '../threads/give-back-input.ts';
 import { inputMessages } from '../threads/input-receipt.ts';
 import type { QueuedMessage } from '../threads/queue-input.ts';
 import { toConversation } from './conversation.ts';
+import { endTurn } from './end-turn.ts';
 import { placeThread, SandboxUnavailableError, type TurnEventSink, type TurnResult } from './sandbox-host.ts';
 import { settleAbandonedTurn, settleTurn } from './settle-turn.ts';
 import { ensureThreadSandbox } from './thread-sandbox.ts';
@@ -69,7 +69,13 @@ export function createTurnExecutor(services: Services): TurnExecutor {
       const at = timestamp();
       const thread = await lockThread(trx, turn.thread_id, at);
       const current = await findTurn(trx, turn.id);
-      if (!thread || !current || current.cancel_requested === 1) return undefined;
+      if (!thread || !current) return undefined;
+      if (current.cancel_requested === 1) {
+        // A Stop came before the turn started: it ends here, having taken nothing.
+        const end = { status: 'cancelled', stopReason: 'cancelled', threadStatus: 'idle' } as const;
+        await endTurn(trx, thread, turn.id, end, at);
+        return undefined;
+      }
       placeThread(sandboxes, thread.id, (await findAgent(trx, thread.agent_id))!);
       const runnerId = sandboxes.runnerFor(thread.id);
       if (runnerId !== undefined) await setRunner(trx, turn.id, runnerId);
@@ -180,6 +186,8 @@ export function createTurnExecutor(services: Services): TurnExecutor {
   async function deliver(threadId: string, turnId: string, inputId: string): Promise<void> {
     const input = await store.transaction(async (trx) => {
       await lockThread(trx, threadId, timestamp());
+      // A turn that ended before the offer queued the next turn for this input (endTurn).
+      if ((await findTurn(trx, turnId))?.status !== 'running') return undefined;
       const found = await findInput(trx, inputId);
       return found && (await claimQueuedInput(trx, inputId, turnId, timestamp())) ? found : undefined;
     });
@@ -199,12 +207,7 @@ export function createTurnExecutor(services: Services): TurnExecutor {
   return {
     async execute(turn, signal) {
       const thread = await begin(turn);
-      if (!thread) {
-        await store.transaction(async (trx) => {
-          await finishTurn(trx, turn.id, { status: 'cancelled', stopReason: 'cancelled', at: timestamp() });
-        });
-        return;
-      }
+      if (!thread) return;
       await follow(turn, thread, signal, async (emit, agent, model) => {
         await ensureThreadSandbox(services, thread, agent, emit);
         if (signal.aborted) return cancelled;

@@ -1,10 +1,10 @@
-import type { Selectable } from 'kysely';
+import { type Insertable, type Selectable, sql } from 'kysely';
 import type { InputsTable } from '../schema.ts';
 import type { Db } from '../store.ts';
 
 export type InputRow = Selectable<InputsTable>;
 
-export async function insertInput(db: Db, input: InputRow): Promise<void> {
+export async function insertInput(db: Db, input: Insertable<InputsTable>): Promise<void> {
   await db.insertInto('inputs').values(input).execute();
 }
 
@@ -16,6 +16,45 @@ export function listQueuedInputs(db: Db, threadId: string): Promise<InputRow[]> 
     .where('status', '=', 'queued')
     .orderBy('sequence')
     .execute();
+}
+
+/** Whether an input of the thread waits for a turn it asked for (not a message kept without `run`). */
+export async function hasWaitingInputs(db: Db, threadId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('inputs')
+    .select('id')
+    .where('thread_id', '=', threadId)
+    .where('status', '=', 'queued')
+    .where('run', '=', 1)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Threads with an input waiting for a turn and no turn queued or running to take it: every way a
+ * turn ends queues the next one, so only data an older version left behind (or a bug) shows here.
+ */
+export async function findStrandedInputThreads(db: Db, limit = 100): Promise<string[]> {
+  const rows = await db
+    .selectFrom('inputs as i')
+    .select('i.thread_id')
+    .distinct()
+    .where('i.status', '=', 'queued')
+    .where('i.run', '=', 1)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('turns as t')
+            .select(sql.lit(1).as('one'))
+            .whereRef('t.thread_id', '=', 'i.thread_id')
+            .where('t.status', 'in', ['queued', 'running']),
+        ),
+      ),
+    )
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.thread_id);
 }
 
 export async function markInputsSubmitted(db: Db, ids: string[], turnId: string, at: string): Promise<void> {

@@ -31,15 +31,26 @@ export function findActiveTurns(db: Db, threadId: string): Promise<TurnRow[]> {
     .execute();
 }
 
+/** A queued turn with the organization it would run for (per-organization limits). */
+export type QueuedTurn = TurnRow & { org_id: string };
+
 /**
- * Picks the oldest queued turn whose thread has none running. On PostgreSQL the row is locked
- * with SKIP LOCKED so concurrent nodes pick different turns; the partial unique index on running
- * turns is the final guard that a thread never runs two at once.
+ * Picks the oldest queued turn whose thread has none running, skipping the threads of `skipOrgs`
+ * (organizations running their limit). On PostgreSQL the turn row is locked with SKIP LOCKED so
+ * concurrent nodes pick different turns; the partial unique index on running turns is the final
+ * guard that a thread never runs two at once.
  */
-export async function pickQueuedTurn(db: Db, dialect: Dialect): Promise<TurnRow | undefined> {
+export async function pickQueuedTurn(
+  db: Db,
+  dialect: Dialect,
+  skipOrgs: readonly string[] = [],
+): Promise<QueuedTurn | undefined> {
   let query = db
     .selectFrom('turns as t')
+    .innerJoin('threads as th', 'th.id', 't.thread_id')
+    .innerJoin('teams as tm', 'tm.id', 'th.team_id')
     .selectAll('t')
+    .select('tm.org_id')
     .where('t.status', '=', 'queued')
     .where(({ not, exists, selectFrom }) =>
       not(
@@ -53,8 +64,47 @@ export async function pickQueuedTurn(db: Db, dialect: Dialect): Promise<TurnRow 
     )
     .orderBy('t.created_at')
     .limit(1);
-  if (dialect === 'postgres') query = query.forUpdate().skipLocked();
+  if (skipOrgs.length > 0) query = query.where('tm.org_id', 'not in', [...skipOrgs]);
+  // Only the turn row: the thread row stays free for the verbs that lock it.
+  if (dialect === 'postgres') query = query.forUpdate('t').skipLocked();
   return query.executeTakeFirst();
+}
+
+/** Running turns per organization, for the organizations that have any. */
+export async function countRunningTurnsByOrg(db: Db): Promise<Map<string, number>> {
+  const rows = await db
+    .selectFrom('turns as t')
+    .innerJoin('threads as th', 'th.id', 't.thread_id')
+    .innerJoin('teams as tm', 'tm.id', 'th.team_id')
+    .select(['tm.org_id', (eb) => eb.fn.countAll<number | string>().as('running')])
+    .where('t.status', '=', 'running')
+    .groupBy('tm.org_id')
+    .execute();
+  return new Map(rows.map((r) => [r.org_id, Number(r.running)]));
+}
+
+/**
+ * Takes the organization's claim lock for the rest of the transaction, so two nodes never both start
+ * the turn that goes past its limit: on PostgreSQL a row lock on the organization (NO KEY, so rows
+ * that reference it are not held up), which the next claimer waits for and then counts afresh
+ * (each statement of a READ COMMITTED transaction sees what committed before it); SQLite has one
+ * writer and a transaction that read before another committed cannot write, so it needs none.
+ */
+export async function lockOrgForClaim(db: Db, dialect: Dialect, orgId: string): Promise<void> {
+  if (dialect !== 'postgres') return;
+  await db.selectFrom('orgs').select('id').where('id', '=', orgId).forNoKeyUpdate().execute();
+}
+
+export async function countRunningTurnsOfOrg(db: Db, orgId: string): Promise<number> {
+  const row = await db
+    .selectFrom('turns as t')
+    .innerJoin('threads as th', 'th.id', 't.thread_id')
+    .innerJoin('teams as tm', 'tm.id', 'th.team_id')
+    .select((eb) => eb.fn.countAll<number | string>().as('running'))
+    .where('t.status', '=', 'running')
+    .where('tm.org_id', '=', orgId)
+    .executeTakeFirstOrThrow();
+  return Number(row.running);
 }
 
 export async function startTurn(
