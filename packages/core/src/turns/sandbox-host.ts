@@ -42,12 +42,12 @@ export interface TurnCommand {
 export type TurnEventSink = (event: DraftEvent, index?: number) => Promise<void>;
 
 /**
- * How a provider's sandboxes age: `sandbox_c` sleeps while idle (frozen after `freezeAfterMs`
- * without a turn, stopped with its workspace kept after `stopAfterMs`); `sandbox_d` ends for good at
+ * How a provider's sandboxes age: while idle a sandbox is stopped with its workspace kept after
+ * `stopAfterMs` (`sandbox_c` is frozen first, after `freezeAfterMs`); `sandbox_d` ends for good at
  * `expiresAt` (epoch ms).
  */
 export interface SandboxLifecycle {
-  idle?: { freezeAfterMs: number; stopAfterMs: number };
+  idle?: { freezeAfterMs?: number; stopAfterMs: number };
   expiresAt?: number;
 }
 
