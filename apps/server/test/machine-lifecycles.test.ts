@@ -1,26 +1,12 @@
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminTokenWith, agentSpec, allEvents, json, settled, transcript } from './helpers.ts';
+import { adminTokenWith, agentSpec, allEvents, hostProcesses, json, settled, transcript } from './helpers.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Pids of the host's processes whose command line is exactly `argv`. */
-function processesWith(argv: string[]): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, 'utf8') === `${argv.join('\0')}\0`;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 
 describe.each(testDatabases())('sandboxes that sleep or expire on $name', (database) => {
   let server: TestServer;
@@ -113,7 +99,7 @@ describe.each(testDatabases())('sandboxes that sleep or expire on $name', (datab
       `::sh echo kept > kept.txt; nohup sleep ${marker} >/dev/null 2>&1 &`,
     );
     await settled(server, threadId);
-    expect(processesWith(['sleep', marker])).not.toHaveLength(0);
+    expect(hostProcesses(['sleep', marker])).not.toHaveLength(0);
     // Status events go to a turn's stream; a boot a read or a code run started has none, so ask the host.
     const stopped = async () => {
       const { sandboxes } = server.paddock.services;
@@ -122,7 +108,7 @@ describe.each(testDatabases())('sandboxes that sleep or expire on $name', (datab
     };
     for (let i = 0; i < 200 && !(await statuses(threadId)).includes('stopped'); i++) await sleep(50);
     expect(await statuses(threadId)).toEqual(['starting', 'running', 'stopped']);
-    expect(processesWith(['sleep', marker])).toEqual([]);
+    expect(hostProcesses(['sleep', marker])).toEqual([]);
 
     // A file read wakes it: 409 machine_not_ready while it boots, then the kept workspace.
     const waking = await server.request('GET', `/v2/tasks/${threadId}/files`);
