@@ -16,16 +16,40 @@ const providerSchema = z.strictObject({
     .optional(),
 });
 
+/** One organization's limits; a limit left out is unlimited. */
+const orgLimitsSchema = z.strictObject({
+  /** Sandboxes booted or booting at once (self-hosted runners' not counted). */
+  live_sandboxes: z.number().int().min(0).optional(),
+});
+
+/** `default` applies to every organization without an entry of its own under `organizations`. */
+const limitsSchema = z.strictObject({
+  default: orgLimitsSchema.default({}),
+  organizations: z.record(z.string().min(1), orgLimitsSchema).default({}),
+});
+
 const deploymentSchema = z.strictObject({
   providers: z.partialRecord(z.enum(machineKinds), providerSchema).default({}),
+  limits: limitsSchema.default({ default: {}, organizations: {} }),
 });
+
+export type OrgLimits = z.infer<typeof orgLimitsSchema>;
 
 export interface DeploymentConfig {
   providers: Partial<Record<MachineKind, ProviderSettings>>;
+  limits: { default: OrgLimits; organizations: Record<string, OrgLimits> };
 }
 
-/** Without a config file only the local provider is on, for everyone. */
-const defaults: DeploymentConfig = { providers: { sandbox_a: { enabled: true } } };
+/** Without a config file only the local provider is on, for everyone, and nothing is limited. */
+const defaults: DeploymentConfig = {
+  providers: { sandbox_a: { enabled: true } },
+  limits: { default: {}, organizations: {} },
+};
+
+/** An organization's limits: its own entry, else the default. */
+export function orgLimits(limits: DeploymentConfig['limits'], orgId: string): OrgLimits {
+  return limits.organizations[orgId] ?? limits.default;
+}
 
 /**
  * D4: provider switches and rollouts from the deployment config file (`PADDOCK_CONFIG`, YAML or
@@ -46,5 +70,5 @@ export function loadDeploymentConfig(path: string | undefined): DeploymentConfig
       `invalid PADDOCK_CONFIG ${path}: ${issue.path.join('.') || '(root)'}: ${issue.message}`,
     );
   }
-  return { providers: { ...defaults.providers, ...result.data.providers } };
+  return { providers: { ...defaults.providers, ...result.data.providers }, limits: result.data.limits };
 }

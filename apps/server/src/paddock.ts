@@ -19,8 +19,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
-import { loadDeploymentConfig } from './deployment-config.ts';
+import { loadDeploymentConfig, orgLimits } from './deployment-config.ts';
 import { startDockerSandboxes } from './docker-sandboxes.ts';
+import { startLiveSandboxRenewal } from './live-sandbox-renewal.ts';
 import { createLogger } from './logger.ts';
 import { startMicroVmCheck } from './micro-vm.ts';
 import { microVmSandboxHost } from './micro-vm-host.ts';
@@ -96,6 +97,10 @@ export async function startPaddock(
       idleFreezeMs: config.PADDOCK_SANDBOX_IDLE_MS,
       idleStopMs: config.PADDOCK_SANDBOX_IDLE_STOP_MS,
       maxLifetimeMs: config.PADDOCK_SANDBOX_MAX_LIFETIME_MS,
+    },
+    sandboxLimits: {
+      liveSandboxes: (orgId) => orgLimits(deployment.limits, orgId).live_sandboxes,
+      leaseMs: config.PADDOCK_LEASE_TTL_MS,
     },
     uploads: {
       store: uploadBackend.store,
@@ -227,6 +232,7 @@ export async function startPaddock(
   }
   worker.start();
   const uploadPurge = startUploadPurge(services, logger);
+  const liveSandboxes = startLiveSandboxRenewal(services, logger);
   logger.info({ url, database: store.dialect, sandbox: sandboxes.isolation }, 'paddock is listening');
 
   return {
@@ -240,6 +246,7 @@ export async function startPaddock(
       // server, whose close waits on open connections.
       await worker.stop();
       await uploadPurge.stop();
+      await liveSandboxes.stop();
       selfHosted.close();
       await sandboxes.shutdown();
       await docker.shutdown();

@@ -6,6 +6,7 @@ import type { CreditGate } from './credits/credit-gate.ts';
 import type { SecretBox } from './crypto/secret-box.ts';
 import type { EvalJudge } from './evals/eval-judge.ts';
 import type { Faults } from './faults.ts';
+import type { SandboxLimits } from './machines/live-sandboxes.ts';
 import type { MachineTimings } from './machines/machine-lifecycle.ts';
 import type { SandboxHost } from './turns/sandbox-host.ts';
 import type { Uploads } from './uploads/upload-store.ts';
@@ -49,6 +50,8 @@ export interface Services {
   sharedFoldersDir: string;
   /** Timers of the providers whose sandboxes sleep (sandbox_c) or expire (sandbox_d). */
   machines: MachineTimings;
+  /** Each organization's limit on live sandboxes (deployment config). */
+  sandboxLimits: SandboxLimits;
   uploads: Uploads;
   defaultModel: string;
   /** Judges eval runs through the model gateway. */

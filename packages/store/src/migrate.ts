@@ -9,6 +9,7 @@ import * as machineLifetimes from './migrations/0007-machine-lifetimes.ts';
 import * as controlPlaneAgents from './migrations/0010-control-plane-agents.ts';
 import * as manifestsEvals from './migrations/0011-manifests-evals.ts';
 import * as orchestrationsMcp from './migrations/0012-orchestrations-mcp.ts';
+import * as liveSandboxes from './migrations/0015-live-sandboxes.ts';
 
 /** Migrations are listed in code (no directory scan), so the set is the same wherever the store runs. */
 const migrations: Record<string, Migration> = {
@@ -21,6 +22,7 @@ const migrations: Record<string, Migration> = {
   '0010-control-plane-agents': controlPlaneAgents,
   '0011-manifests-evals': manifestsEvals,
   '0012-orchestrations-mcp': orchestrationsMcp,
+  '0015-live-sandboxes': liveSandboxes,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

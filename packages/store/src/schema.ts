@@ -119,6 +119,8 @@ export interface ThreadsTable {
   replacement_task_id: string | null;
   /** When the thread's sandbox ends for good (a provider with a lifetime); set at its first boot. */
   machine_expires_at: string | null;
+  /** Until when the thread's sandbox counts as live for its organization's limit; null when it is not. */
+  sandbox_live_until: Generated<string | null>;
   created_at: string;
   updated_at: string;
 }

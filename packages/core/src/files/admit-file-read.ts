@@ -8,7 +8,7 @@ import { requireCredits } from '../credits/credit-gate.ts';
 import { PaddockError } from '../errors.ts';
 import { machineExpired, stopsWhenIdle } from '../machines/machine-lifecycle.ts';
 import { awaitingAdoption } from '../threads/queue-input.ts';
-import { ensureThreadSandbox } from '../turns/thread-sandbox.ts';
+import { claimSandbox, ensureThreadSandbox } from '../turns/thread-sandbox.ts';
 import { refuseRemoteWorkspace } from './remote-workspace.ts';
 
 /** Seconds a client waits before retrying a read refused while a sandbox is provisioned. */
@@ -78,6 +78,8 @@ export async function admitFileRead(ctx: Ctx, taskId: string): Promise<Workspace
 async function wakeSleeper(ctx: Ctx, thread: ThreadRow): Promise<void> {
   const agent = await findAgent(ctx.store.db, thread.agent_id);
   if (!agent || !stopsWhenIdle(agent.machine_kind as MachineKind)) return;
+  // Refused here (429) rather than in the background, where the read would wait for it forever.
+  await claimSandbox(ctx, thread, agent.machine_kind as MachineKind);
   void ensureThreadSandbox(ctx, thread, agent).catch((err) =>
     ctx.log.warn({ err, thread_id: thread.id }, 'waking a sleeping sandbox failed'),
   );

@@ -79,6 +79,11 @@ export interface SandboxHost {
   runnerFor(threadId: string): string | undefined;
   isRunning(threadId: string): boolean;
   /**
+   * Threads whose sandboxes this host runs or boots now: renewed in the database as live, for the
+   * organizations' limits. Absent: none count (a self-hosted runner's).
+   */
+  liveThreadIds?(): string[];
+  /**
    * Whether this host is booting the thread's sandbox now (a first boot runs the entrypoint, which
    * may still be writing the workspace). Absent means it never reports one.
    */

@@ -4,6 +4,7 @@ import { type MachineKind, type MachineSize, providerFacts, type Scope, timestam
 import { type AgentRow, revokeThreadTokens, revokeToken, type ThreadRow } from '@paddock/store';
 import { mintToken } from '../auth/mint-token.ts';
 import type { Services } from '../context.ts';
+import { admitSandbox, markSandboxLive, releaseSandbox } from '../machines/live-sandboxes.ts';
 import { lifecycleFor } from '../machines/machine-lifecycle.ts';
 import { bootSize } from '../machines/machine-size.ts';
 import { placeThread, type TurnEventSink } from './sandbox-host.ts';
@@ -32,6 +33,7 @@ export async function ensureThreadSandbox(
   placeThread(sandboxes, thread.id, agent);
   if (sandboxes.isRunning(thread.id)) return;
   const kind = agent.machine_kind as MachineKind;
+  await claimSandbox(services, thread, kind);
   const lifecycle = await lifecycleFor(store.db, kind, thread, services.machines);
   const minted = await store.transaction((trx) =>
     mintToken(trx, {
@@ -61,7 +63,14 @@ export async function ensureThreadSandbox(
         data: exitCode === undefined ? { stream, text } : { stream, text, exit_code: exitCode },
       });
     },
-    onStatus: (status) => void emit?.({ type: 'sandbox.status', data: status }),
+    onStatus: (status) => {
+      if (status.status === 'stopped' || status.status === 'exited') {
+        void releaseSandbox(store.db, thread.id).catch((err) =>
+          log.warn({ err, thread_id: thread.id }, 'releasing a stopped sandbox failed'),
+        );
+      }
+      void emit?.({ type: 'sandbox.status', data: status });
+    },
     lifecycle,
     sharedDir: providerFacts[kind].sharedFolders
       ? join(services.sharedFoldersDir, thread.team_id)
@@ -70,5 +79,20 @@ export async function ensureThreadSandbox(
   await store.transaction(async (trx) => {
     if (booted) await revokeThreadTokens(trx, thread.id, timestamp(), minted.id);
     else await revokeToken(trx, minted.id, timestamp());
+  });
+}
+
+/**
+ * Admits the thread's sandbox under its organization's limit (429 `sandbox_limit_reached` when the
+ * organization is at it) and counts it as live from now on; a boot calls it first.
+ */
+export async function claimSandbox(
+  services: Pick<Services, 'store' | 'sandboxLimits'>,
+  thread: ThreadRow,
+  kind: MachineKind,
+): Promise<void> {
+  await services.store.transaction(async (trx) => {
+    await admitSandbox(trx, services.sandboxLimits, thread, kind);
+    await markSandboxLive(trx, services.sandboxLimits, thread.id);
   });
 }
