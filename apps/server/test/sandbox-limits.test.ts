@@ -42,13 +42,11 @@ describe.each(testDatabases())('the limit on live sandboxes on $name', (database
     expect(await done()).toBe(true);
     // It stops counting once the host released it (written beside that event).
     const released = async () =>
-      (
-        await server.paddock.services.store.db
-          .selectFrom('threads')
-          .select('sandbox_live_until')
-          .where('id', '=', threadId)
-          .executeTakeFirstOrThrow()
-      ).sandbox_live_until === null;
+      (await server.paddock.services.store.db
+        .selectFrom('live_sandboxes')
+        .select('thread_id')
+        .where('thread_id', '=', threadId)
+        .executeTakeFirst()) === undefined;
     for (let i = 0; i < 100 && !(await released()); i++) await sleep(20);
   };
 

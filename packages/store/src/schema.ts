@@ -119,10 +119,14 @@ export interface ThreadsTable {
   replacement_task_id: string | null;
   /** When the thread's sandbox ends for good (a provider with a lifetime); set at its first boot. */
   machine_expires_at: string | null;
-  /** Until when the thread's sandbox counts as live for its organization's limit; null when it is not. */
-  sandbox_live_until: Generated<string | null>;
   created_at: string;
   updated_at: string;
+}
+
+/** A thread's sandbox that a host runs, or boots, and vouches for until `live_until`. */
+export interface LiveSandboxesTable {
+  thread_id: string;
+  live_until: string;
 }
 
 export interface MessagesTable {
@@ -312,6 +316,7 @@ export interface Database {
   team_agent_grants: TeamAgentGrantsTable;
   agent_integrations: AgentIntegrationsTable;
   threads: ThreadsTable;
+  live_sandboxes: LiveSandboxesTable;
   messages: MessagesTable;
   inputs: InputsTable;
   turns: TurnsTable;

@@ -44,7 +44,7 @@ export async function admitSandbox(
   const at = timestamp();
   if (thread.id) {
     const liveUntil = await sandboxLiveUntil(trx, thread.id);
-    if (liveUntil !== null && liveUntil > at) return;
+    if (liveUntil !== undefined && liveUntil > at) return;
   }
   await lockOrgForSandboxes(trx, team.org_id);
   const live = await countLiveSandboxes(trx, {

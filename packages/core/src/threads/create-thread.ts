@@ -67,7 +67,6 @@ export async function createThread({
       recovery_state: null,
       replacement_task_id: null,
       machine_expires_at: null,
-      sandbox_live_until: null,
       created_at: at,
       updated_at: at,
     };

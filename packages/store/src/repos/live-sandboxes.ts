@@ -28,7 +28,13 @@ export async function countLiveSandboxes(
     .where('teams.org_id', '=', options.orgId)
     .where((eb) =>
       eb.or([
-        eb('threads.sandbox_live_until', '>', options.at),
+        eb.exists(
+          eb
+            .selectFrom('live_sandboxes')
+            .select('live_sandboxes.thread_id')
+            .whereRef('live_sandboxes.thread_id', '=', 'threads.id')
+            .where('live_sandboxes.live_until', '>', options.at),
+        ),
         eb.exists(
           eb
             .selectFrom('turns')
@@ -47,22 +53,28 @@ export async function countLiveSandboxes(
   return Number(row.live);
 }
 
-/** Whether the thread's sandbox counts as live now (a host vouched for it until after `at`). */
-export async function sandboxLiveUntil(db: Db, threadId: string): Promise<string | null> {
+/** Until when a host vouched for the thread's sandbox; undefined when none does. */
+export async function sandboxLiveUntil(db: Db, threadId: string): Promise<string | undefined> {
   const row = await db
-    .selectFrom('threads')
-    .select('sandbox_live_until')
-    .where('id', '=', threadId)
+    .selectFrom('live_sandboxes')
+    .select('live_until')
+    .where('thread_id', '=', threadId)
     .executeTakeFirst();
-  return row?.sandbox_live_until ?? null;
+  return row?.live_until;
 }
 
 /** The hosts vouch for these threads' sandboxes until `until`. */
 export async function markSandboxesLive(db: Db, threadIds: string[], until: string): Promise<void> {
   if (threadIds.length === 0) return;
-  await db.updateTable('threads').set({ sandbox_live_until: until }).where('id', 'in', threadIds).execute();
+  await db
+    .insertInto('live_sandboxes')
+    .values(threadIds.map((threadId) => ({ thread_id: threadId, live_until: until })))
+    .onConflict((oc) =>
+      oc.column('thread_id').doUpdateSet((eb) => ({ live_until: eb.ref('excluded.live_until') })),
+    )
+    .execute();
 }
 
 export async function clearSandboxLive(db: Db, threadId: string): Promise<void> {
-  await db.updateTable('threads').set({ sandbox_live_until: null }).where('id', '=', threadId).execute();
+  await db.deleteFrom('live_sandboxes').where('thread_id', '=', threadId).execute();
 }
