@@ -48,9 +48,10 @@ const configSchema = z.object({
     .optional(),
   PADDOCK_LEASE_TTL_MS: positiveMs.default(30_000),
   PADDOCK_ADOPTION_WINDOW_MS: positiveMs.default(180_000),
-  /** sandbox_c: frozen after this long without a turn, and stopped (workspace kept) after the second. */
+  /** sandbox_c: frozen after this long without a turn. */
   PADDOCK_SANDBOX_IDLE_MS: positiveMs.default(5 * 60_000),
-  PADDOCK_SANDBOX_IDLE_STOP_MS: positiveMs.default(60 * 60_000),
+  /** Every sandbox the deployment hosts: stopped (workspace kept) after this long without a turn or code run. */
+  PADDOCK_SANDBOX_IDLE_STOP_MS: positiveMs.default(15 * 60_000),
   /** sandbox_d: a sandbox lives this long from its first boot, then the task does not resume. */
   PADDOCK_SANDBOX_MAX_LIFETIME_MS: positiveMs.default(24 * 60 * 60_000),
   /** `embedded`: sandboxes run in the server process; `detached`: `paddock runner` processes host them. */

@@ -18,13 +18,15 @@ const providerSchema = z.strictObject({
 
 /** What one organization may hold at once; a bound left out is not limited. */
 const orgLimitsSchema = z.strictObject({
+  /** Sandboxes booted or booting at once (self-hosted runners' not counted). */
+  live_sandboxes: z.number().int().min(0).optional(),
   running_turns: z.number().int().positive().optional(),
 });
 
 const limitsSchema = z.strictObject({
   /** For every organization without its own entry (or whose entry leaves a bound out). */
   default: orgLimitsSchema.default({}),
-  organizations: z.record(z.string(), orgLimitsSchema).default({}),
+  organizations: z.record(z.string().min(1), orgLimitsSchema).default({}),
 });
 
 const deploymentSchema = z.strictObject({

@@ -25,6 +25,7 @@ import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { loadDeploymentConfig, orgLimits } from './deployment-config.ts';
 import { startDockerSandboxes } from './docker-sandboxes.ts';
+import { startLiveSandboxRenewal } from './live-sandbox-renewal.ts';
 import { createLogger } from './logger.ts';
 import { startMicroVmCheck } from './micro-vm.ts';
 import { microVmSandboxHost } from './micro-vm-host.ts';
@@ -107,6 +108,10 @@ export async function startPaddock(
       idleFreezeMs: config.PADDOCK_SANDBOX_IDLE_MS,
       idleStopMs: config.PADDOCK_SANDBOX_IDLE_STOP_MS,
       maxLifetimeMs: config.PADDOCK_SANDBOX_MAX_LIFETIME_MS,
+    },
+    sandboxLimits: {
+      liveSandboxes: (orgId) => orgLimits(deployment.limits, 'live_sandboxes')?.(orgId),
+      leaseMs: config.PADDOCK_LEASE_TTL_MS,
     },
     uploads: {
       store: uploadBackend.store,
@@ -245,6 +250,7 @@ export async function startPaddock(
   }
   worker.start();
   const uploadPurge = startUploadPurge(services, logger);
+  const liveSandboxes = startLiveSandboxRenewal(services, logger);
   logger.info({ url, database: store.dialect, sandbox: sandboxes.isolation }, 'paddock is listening');
 
   return {
@@ -258,6 +264,7 @@ export async function startPaddock(
       // server, whose close waits on open connections.
       await worker.stop();
       await uploadPurge.stop();
+      await liveSandboxes.stop();
       selfHosted.close();
       await sandboxes.shutdown();
       await docker.shutdown();

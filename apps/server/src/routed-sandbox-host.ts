@@ -25,6 +25,7 @@ export function routedSandboxHost(
     runnerFor: (threadId) => hostOf(threadId).runnerFor(threadId),
     isRunning: (threadId) => hostOf(threadId).isRunning(threadId),
     isBooting: (threadId) => hostOf(threadId).isBooting?.(threadId) ?? false,
+    liveThreadIds: () => [own, ...others].flatMap((host) => host.liveThreadIds?.() ?? []),
     ensure: (threadId, options) => hostOf(threadId).ensure(threadId, options),
     runTurn: (threadId, command, onEvent) => hostOf(threadId).runTurn(threadId, command, onEvent),
     attach(threadId, turnId, fromIndex, onEvent) {

@@ -168,6 +168,16 @@ export class RunnerHub implements SandboxHost {
     return this.#booting.has(threadId);
   }
 
+  /**
+   * The sandboxes of the connected runners: one that stays away stops vouching for its own, and they
+   * count again once it is back. A self-hosted runner's use none of the deployment's machines.
+   */
+  liveThreadIds(): string[] {
+    if (this.#options.selfHosted) return [];
+    const connected = [...this.#sandboxes].filter(([, runnerId]) => this.#connections.has(runnerId));
+    return [...new Set([...connected.map(([threadId]) => threadId), ...this.#booting])];
+  }
+
   async ensure(threadId: string, options: EnsureOptions): Promise<boolean> {
     if (this.isRunning(threadId)) return false;
     this.#booting.add(threadId);

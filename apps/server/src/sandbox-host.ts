@@ -44,6 +44,7 @@ export function embeddedSandboxHost(runner: Runner, apiUrl: string): SandboxHost
     runnerFor: () => undefined,
     isRunning: (threadId) => runner.isRunning(threadId),
     isBooting: (threadId) => runner.isBooting(threadId),
+    liveThreadIds: () => runner.liveThreadIds(),
     ensure: (threadId, ensure) =>
       runner.ensure(threadId, { ...ensure, env: { ...ensure.env, PADDOCK_API_URL: apiUrl } }),
     runTurn: (threadId, command, onEvent) =>
@@ -78,6 +79,7 @@ export function deferredSandboxHost(options: {
     runnerFor: () => undefined,
     isRunning: (threadId) => options.current()?.isRunning(threadId) ?? false,
     isBooting: (threadId) => options.current()?.isBooting?.(threadId) ?? false,
+    liveThreadIds: () => options.current()?.liveThreadIds?.() ?? [],
     async ensure(threadId, ensureOptions) {
       await options.start?.();
       return ready().ensure(threadId, ensureOptions);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { mintToken } from '@paddock/core';
@@ -101,4 +102,18 @@ export async function adminTokenWith(server: TestServer, scopes: Scope[]): Promi
     .where('username', '=', 'admin')
     .executeTakeFirstOrThrow();
   return (await mintToken(store.db, { kind: 'pat', userId: admin.id, name: scopes.join(','), scopes })).token;
+}
+
+/** Pids of the host's processes whose command line is exactly `argv` (sandboxes' included). */
+export function hostProcesses(argv: string[]): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8') === `${argv.join('\0')}\0`;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentSpec, allEvents, createIdleThread, json, settled, transcript } from './helpers.ts';
+import { adminTokenWith, agentSpec, allEvents, hostProcesses, json, settled, transcript } from './helpers.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -91,17 +91,60 @@ describe.each(testDatabases())('sandboxes that sleep or expire on $name', (datab
     expect(inputs.items).toHaveLength(1);
   });
 
-  it('keeps sandbox_a sandboxes running while idle', async () => {
-    const threadId = await createIdleThread(server);
+  it('stops an idle sandbox_a sandbox (its processes gone, workspace kept); a file read, a code run and a turn each boot it again', async () => {
+    // A marker no other test's process carries, to find the sandbox's processes from the host.
+    const marker = String(900_000 + Math.floor(Math.random() * 99_999));
+    const threadId = await threadOn(
+      'sandbox_a',
+      `::sh echo kept > kept.txt; nohup sleep ${marker} >/dev/null 2>&1 &`,
+    );
+    await settled(server, threadId);
+    expect(hostProcesses(['sleep', marker])).not.toHaveLength(0);
+    // Status events go to a turn's stream; a boot a read or a code run started has none, so ask the host.
+    const stopped = async () => {
+      const { sandboxes } = server.paddock.services;
+      for (let i = 0; i < 200 && sandboxes.isRunning(threadId); i++) await sleep(50);
+      expect(sandboxes.isRunning(threadId)).toBe(false);
+    };
+    for (let i = 0; i < 200 && !(await statuses(threadId)).includes('stopped'); i++) await sleep(50);
+    expect(await statuses(threadId)).toEqual(['starting', 'running', 'stopped']);
+    expect(hostProcesses(['sleep', marker])).toEqual([]);
+
+    // A file read wakes it: 409 machine_not_ready while it boots, then the kept workspace.
+    const waking = await server.request('GET', `/v2/tasks/${threadId}/files`);
+    expect((await json<{ detail: { code: string } }>(waking, 409)).detail.code).toBe('machine_not_ready');
+    let listed: Response | undefined;
+    for (let i = 0; i < 100; i++) {
+      listed = await server.request('GET', `/v2/tasks/${threadId}/files`);
+      if (listed.status === 200) break;
+      await sleep(50);
+    }
+    const files = await json<{ items: { name: string }[] }>(listed!, 200);
+    expect(files.items.map((f) => f.name)).toContain('kept.txt');
+
+    // Idle again: stopped again; a code run boots it and runs in the kept workspace.
+    await stopped();
+    const runner = await adminTokenWith(server, ['read', 'publish', 'code:execute']);
+    const run = await json<{ exit_code: number; stdout: string }>(
+      await server.request('POST', `/v2/tasks/${threadId}/code/run/sync`, {
+        body: { language: 'bash', code: 'cat kept.txt' },
+        token: runner,
+      }),
+      200,
+    );
+    expect(run).toMatchObject({ exit_code: 0, stdout: 'kept\n' });
+
+    // And once more: the next turn boots it.
+    await stopped();
     await json(
       await server.request('POST', `/v2/tasks/${threadId}/inputs`, {
-        body: { input_id: crypto.randomUUID(), messages: [{ content: 'hello' }] },
+        body: { input_id: crypto.randomUUID(), messages: [{ content: '::sh cat kept.txt' }] },
       }),
       201,
     );
     await settled(server, threadId);
-    await sleep(2_000);
-    expect(await statuses(threadId)).toEqual(['starting', 'running']);
-    await json(await server.request('GET', `/v2/tasks/${threadId}/files`), 200);
+    const said = await transcript(server, threadId);
+    expect(said.slice(said.indexOf('::sh cat kept.txt') + 1).join('\n')).toContain('kept');
+    expect(server.paddock.services.sandboxes.isRunning(threadId)).toBe(true);
   });
 });

@@ -7,6 +7,7 @@ import type { CreditGate } from './credits/credit-gate.ts';
 import type { SecretBox } from './crypto/secret-box.ts';
 import type { EvalJudge } from './evals/eval-judge.ts';
 import type { Faults } from './faults.ts';
+import type { SandboxLimits } from './machines/live-sandboxes.ts';
 import type { MachineTimings } from './machines/machine-lifecycle.ts';
 import type { OutboundGuard } from './outbound/outbound-guard.ts';
 import type { SandboxHost } from './turns/sandbox-host.ts';
@@ -60,6 +61,8 @@ export interface Services {
   sharedFoldersDir: string;
   /** Timers of the providers whose sandboxes sleep (sandbox_c) or expire (sandbox_d). */
   machines: MachineTimings;
+  /** Each organization's limit on live sandboxes (deployment config). */
+  sandboxLimits: SandboxLimits;
   uploads: Uploads;
   defaultModel: string;
   /** The only way to make HTTP requests on a user's behalf: refuses non-public addresses (not allowed). */

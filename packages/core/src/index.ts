@@ -33,6 +33,7 @@ export * from './files/file-content.ts';
 export * from './files/file-tree.ts';
 export * from './files/list-files.ts';
 export * from './machines/admit-self-hosted-runner.ts';
+export * from './machines/live-sandboxes.ts';
 export * from './machines/machine-capabilities.ts';
 export * from './machines/machine-lifecycle.ts';
 export * from './manifests/get-manifest.ts';

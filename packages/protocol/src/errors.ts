@@ -57,6 +57,7 @@ export const errorStatus = {
   size_not_offered: 422,
   turn_interrupt_unsupported: 422,
   too_many_attempts: 429,
+  sandbox_limit_reached: 429,
   provider_disabled: 503,
   provider_unavailable: 503,
   unavailable: 503,

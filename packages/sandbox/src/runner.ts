@@ -156,6 +156,11 @@ export class Runner {
     return [...this.#threads.keys()];
   }
 
+  /** Threads whose sandbox runs or boots here. */
+  liveThreadIds(): string[] {
+    return [...new Set([...this.#threads.keys(), ...this.#booting.keys()])];
+  }
+
   /** Settles once every standby sandbox is booted with the harness loaded (at once without standbys). */
   standbysWarm(): Promise<void> {
     return this.#standbys?.whenWarm() ?? Promise.resolve();

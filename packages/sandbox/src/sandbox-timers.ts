@@ -1,10 +1,10 @@
 /**
- * How a provider's sandboxes age: `sandbox_c` sleeps while idle (frozen after `freezeAfterMs`
- * without a turn, stopped after `stopAfterMs`, its workspace kept), `sandbox_d` is stopped for good
- * at `expiresAt` (epoch ms). Without either, a sandbox runs until it is stopped.
+ * How a provider's sandboxes age: while idle a sandbox is stopped after `stopAfterMs`, its workspace
+ * kept (`sandbox_c` is frozen first, after `freezeAfterMs`); `sandbox_d` is stopped for good at
+ * `expiresAt` (epoch ms). Without either, a sandbox runs until it is stopped.
  */
 export interface SandboxLifecycle {
-  idle?: { freezeAfterMs: number; stopAfterMs: number };
+  idle?: { freezeAfterMs?: number; stopAfterMs: number };
   expiresAt?: number;
 }
 
@@ -41,10 +41,9 @@ export class SandboxTimers {
     this.busy();
     const idle = this.#lifecycle.idle;
     if (!idle) return;
-    this.#idleTimers = [
-      setTimeout(() => this.#actions.freeze(), idle.freezeAfterMs),
-      setTimeout(() => this.#actions.stop('idle'), idle.stopAfterMs),
-    ];
+    this.#idleTimers = [setTimeout(() => this.#actions.stop('idle'), idle.stopAfterMs)];
+    if (idle.freezeAfterMs !== undefined)
+      this.#idleTimers.push(setTimeout(() => this.#actions.freeze(), idle.freezeAfterMs));
     for (const timer of this.#idleTimers) timer.unref();
   }
 

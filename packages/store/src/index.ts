@@ -8,6 +8,7 @@ export * from './repos/events.ts';
 export * from './repos/file-transfers.ts';
 export * from './repos/identity.ts';
 export * from './repos/inputs.ts';
+export * from './repos/live-sandboxes.ts';
 export * from './repos/login-sessions.ts';
 export * from './repos/mcp-servers.ts';
 export * from './repos/messages.ts';

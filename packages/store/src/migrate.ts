@@ -14,6 +14,7 @@ import {
   type SealSecret,
 } from './migrations/0013-revocation-sealed-mcp.ts';
 import * as waitingInputs from './migrations/0014-waiting-inputs.ts';
+import * as liveSandboxes from './migrations/0015-live-sandboxes.ts';
 
 /** Migrations are listed in code (no directory scan), so the set is the same wherever the store runs. */
 const migrations = (seal: SealSecret | undefined): Record<string, Migration> => ({
@@ -28,6 +29,7 @@ const migrations = (seal: SealSecret | undefined): Record<string, Migration> => 
   '0012-orchestrations-mcp': orchestrationsMcp,
   '0013-revocation-sealed-mcp': revocationSealedMcp(seal),
   '0014-waiting-inputs': waitingInputs,
+  '0015-live-sandboxes': liveSandboxes,
 });
 
 /** `seal` seals secrets that older versions stored in plain text (migration 0013 needs it when there are any). */

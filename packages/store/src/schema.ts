@@ -138,6 +138,12 @@ export interface ThreadsTable {
   updated_at: string;
 }
 
+/** A thread's sandbox that a host runs, or boots, and vouches for until `live_until`. */
+export interface LiveSandboxesTable {
+  thread_id: string;
+  live_until: string;
+}
+
 export interface MessagesTable {
   id: string;
   thread_id: string;
@@ -328,6 +334,7 @@ export interface Database {
   team_agent_grants: TeamAgentGrantsTable;
   agent_integrations: AgentIntegrationsTable;
   threads: ThreadsTable;
+  live_sandboxes: LiveSandboxesTable;
   messages: MessagesTable;
   inputs: InputsTable;
   turns: TurnsTable;

@@ -1,14 +1,14 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { timestamp } from '@paddock/protocol';
+import { type MachineKind, timestamp } from '@paddock/protocol';
 import { findActiveTurns, findAgent, type ThreadRow } from '@paddock/store';
 import { reachableThread } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { requireCredits } from '../credits/credit-gate.ts';
 import { PaddockError } from '../errors.ts';
-import { machineExpired } from '../machines/machine-lifecycle.ts';
+import { machineExpired, stopsWhenIdle } from '../machines/machine-lifecycle.ts';
 import { awaitingAdoption } from '../threads/queue-input.ts';
-import { ensureThreadSandbox } from '../turns/thread-sandbox.ts';
+import { claimSandbox, ensureThreadSandbox } from '../turns/thread-sandbox.ts';
 import { refuseRemoteWorkspace } from './remote-workspace.ts';
 
 /** Seconds a client waits before retrying a read refused while a sandbox is provisioned. */
@@ -71,12 +71,15 @@ export async function admitFileRead(ctx: Ctx, taskId: string): Promise<Workspace
 }
 
 /**
- * A sandbox_c task whose sandbox stopped while idle resumes on a file read (spec): the read starts
- * the boot and answers 409 `machine_not_ready` until it is up; the workspace itself was kept.
+ * A task whose sandbox stopped while idle resumes on a file read (spec, sandbox_c; every provider
+ * that stops idle sandboxes does the same): the read starts the boot and answers 409
+ * `machine_not_ready` until it is up; the workspace itself was kept.
  */
 async function wakeSleeper(ctx: Ctx, thread: ThreadRow): Promise<void> {
   const agent = await findAgent(ctx.store.db, thread.agent_id);
-  if (agent?.machine_kind !== 'sandbox_c') return;
+  if (!agent || !stopsWhenIdle(agent.machine_kind as MachineKind)) return;
+  // Refused here (429) rather than in the background, where the read would wait for it forever.
+  await claimSandbox(ctx, thread, agent.machine_kind as MachineKind);
   void ensureThreadSandbox(ctx, thread, agent).catch((err) =>
     ctx.log.warn({ err, thread_id: thread.id }, 'waking a sleeping sandbox failed'),
   );

@@ -7,10 +7,19 @@ import type { SandboxLifecycle } from '../turns/sandbox-host.ts';
 export interface MachineTimings {
   /** sandbox_c: frozen after this long without a turn. */
   idleFreezeMs: number;
-  /** sandbox_c: stopped (workspace kept) after this long without a turn. */
+  /** Every sandbox the deployment hosts: stopped (workspace kept) after this long without a turn. */
   idleStopMs: number;
   /** sandbox_d: a sandbox lives this long from its first boot. */
   maxLifetimeMs: number;
+}
+
+/**
+ * Whether the provider's idle sandboxes are stopped (workspace kept) and boot again on the next
+ * turn, file read or code run: every provider the deployment hosts itself. A self-hosted runner's
+ * (sandbox_e) sandboxes use its owner's machine, not the deployment's.
+ */
+export function stopsWhenIdle(kind: MachineKind): boolean {
+  return kind !== 'sandbox_e';
 }
 
 /**
@@ -23,11 +32,14 @@ export async function lifecycleFor(
   thread: ThreadRow,
   timings: MachineTimings,
 ): Promise<SandboxLifecycle | undefined> {
-  if (kind === 'sandbox_c')
-    return { idle: { freezeAfterMs: timings.idleFreezeMs, stopAfterMs: timings.idleStopMs } };
-  if (kind !== 'sandbox_d') return undefined;
+  if (!stopsWhenIdle(kind)) return undefined;
+  const idle = {
+    stopAfterMs: timings.idleStopMs,
+    ...(kind === 'sandbox_c' ? { freezeAfterMs: timings.idleFreezeMs } : {}),
+  };
+  if (kind !== 'sandbox_d') return { idle };
   const end = thread.machine_expires_at ?? timestamp(new Date(Date.now() + timings.maxLifetimeMs));
-  return { expiresAt: Date.parse(`${await fixMachineExpiry(db, thread.id, end)}Z`) };
+  return { idle, expiresAt: Date.parse(`${await fixMachineExpiry(db, thread.id, end)}Z`) };
 }
 
 /** A thread whose sandbox reached the end of its lifetime: the task does not resume (spec: sandbox_d). */

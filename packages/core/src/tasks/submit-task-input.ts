@@ -3,6 +3,7 @@ import { findActiveTurns, findInput, type InputRow, lockThread, updateThread } f
 import { reachableThread, requireScope } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError, threadNotFound } from '../errors.ts';
+import { admitThreadSandbox } from '../machines/live-sandboxes.ts';
 import { requireMachineAlive } from '../machines/machine-lifecycle.ts';
 import { inputMessages, toReceipt } from '../threads/input-receipt.ts';
 import { ensureQueuedTurn, queueInput, refuseWhileAwaitingAdoption } from '../threads/queue-input.ts';
@@ -59,6 +60,7 @@ export async function submitTaskInput({
     refuseWhileAwaitingAdoption(active, at);
     const target = ctx.steering ? await steeringTarget(trx, taskId) : undefined;
     const busy = active.length > 0;
+    if (!busy) await admitThreadSandbox(trx, ctx.sandboxLimits, thread);
     const { input: row } = await queueInput(trx, thread, messages, at, {
       run: true,
       inputId: input.input_id,

@@ -4,6 +4,7 @@ import { findActiveTurns, lockThread, updateThread } from '@paddock/store';
 import { hasScope, reachableThread, requireScope } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError, threadNotFound } from '../errors.ts';
+import { admitThreadSandbox } from '../machines/live-sandboxes.ts';
 import { requireMachineAlive } from '../machines/machine-lifecycle.ts';
 import { deliverMessages } from './deliver-messages.ts';
 import {
@@ -56,6 +57,7 @@ export async function appendMessages({
     const active = await findActiveTurns(trx, threadId);
     const busy = active.length > 0;
     if (input.run) refuseWhileAwaitingAdoption(active, at);
+    if (input.run && !busy) await admitThreadSandbox(trx, ctx.sandboxLimits, thread);
     if (!busy && !input.run) {
       const queued = input.messages.map((m) => ({ id: newId(), role: m.role, content: m.content }));
       const drafts = await deliverMessages(trx, threadId, queued, null, at);

@@ -1,9 +1,16 @@
-import { type CreateThreadBody, type MessageInput, newId, timestamp } from '@paddock/protocol';
+import {
+  type CreateThreadBody,
+  type MachineKind,
+  type MessageInput,
+  newId,
+  timestamp,
+} from '@paddock/protocol';
 import { findDefaultTeamId, insertThread } from '@paddock/store';
 import { resolveAgent } from '../agents/resolve-agent.ts';
 import { reachableAgent, requireScope } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError } from '../errors.ts';
+import { admitSandbox } from '../machines/live-sandboxes.ts';
 import { ensureQueuedTurn, queueInput } from './queue-input.ts';
 import { deriveThreadTitle } from './thread-title.ts';
 
@@ -41,6 +48,8 @@ export async function createThread({
 
   const handle = await ctx.store.transaction(async (trx) => {
     const agent = existing ?? (await resolveAgent(ctx, trx, teamId, input.agent!));
+    // Every new thread is refused at the limit; one with an input counts from now (its turn queued).
+    await admitSandbox(trx, ctx.sandboxLimits, { team_id: agent.team_id }, agent.machine_kind as MachineKind);
     const at = timestamp();
     const thread = {
       id: newId(),

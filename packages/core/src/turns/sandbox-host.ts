@@ -42,12 +42,12 @@ export interface TurnCommand {
 export type TurnEventSink = (event: DraftEvent, index?: number) => Promise<void>;
 
 /**
- * How a provider's sandboxes age: `sandbox_c` sleeps while idle (frozen after `freezeAfterMs`
- * without a turn, stopped with its workspace kept after `stopAfterMs`); `sandbox_d` ends for good at
+ * How a provider's sandboxes age: while idle a sandbox is stopped with its workspace kept after
+ * `stopAfterMs` (`sandbox_c` is frozen first, after `freezeAfterMs`); `sandbox_d` ends for good at
  * `expiresAt` (epoch ms).
  */
 export interface SandboxLifecycle {
-  idle?: { freezeAfterMs: number; stopAfterMs: number };
+  idle?: { freezeAfterMs?: number; stopAfterMs: number };
   expiresAt?: number;
 }
 
@@ -78,6 +78,11 @@ export interface SandboxHost {
    */
   runnerFor(threadId: string): string | undefined;
   isRunning(threadId: string): boolean;
+  /**
+   * Threads whose sandboxes this host runs or boots now: renewed in the database as live, for the
+   * organizations' limits. Absent: none count (a self-hosted runner's).
+   */
+  liveThreadIds?(): string[];
   /**
    * Whether this host is booting the thread's sandbox now (a first boot runs the entrypoint, which
    * may still be writing the workspace). Absent means it never reports one.

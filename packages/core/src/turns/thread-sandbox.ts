@@ -11,6 +11,7 @@ import {
 } from '@paddock/store';
 import { mintToken } from '../auth/mint-token.ts';
 import type { Services } from '../context.ts';
+import { admitSandbox, markSandboxLive, releaseSandbox } from '../machines/live-sandboxes.ts';
 import { lifecycleFor } from '../machines/machine-lifecycle.ts';
 import { bootSize } from '../machines/machine-size.ts';
 import { placeThread, type TurnEventSink } from './sandbox-host.ts';
@@ -40,6 +41,7 @@ export async function ensureThreadSandbox(
   placeThread(sandboxes, thread.id, agent);
   if (sandboxes.isRunning(thread.id)) return;
   const kind = agent.machine_kind as MachineKind;
+  await claimSandbox(services, thread, kind);
   const lifecycle = await lifecycleFor(store.db, kind, thread, services.machines);
   const minted = await store.transaction((trx) =>
     mintToken(trx, {
@@ -80,8 +82,12 @@ export async function ensureThreadSandbox(
       onStatus: (status) => {
         const report = () => void emit?.({ type: 'sandbox.status', data: status });
         // Revoked before the end is reported: whoever sees the report finds the token refused.
-        if (status.status === 'stopped' || status.status === 'exited') void sandboxEnded().then(report);
-        else report();
+        if (status.status === 'stopped' || status.status === 'exited') {
+          void releaseSandbox(store.db, thread.id).catch((err) =>
+            log.warn({ err, thread_id: thread.id }, 'releasing a stopped sandbox failed'),
+          );
+          void sandboxEnded().then(report);
+        } else report();
       },
       lifecycle,
       sharedDir: providerFacts[kind].sharedFolders
@@ -116,4 +122,19 @@ function holderOf(services: Services, threadId: string): string {
  */
 export async function revokeTokensOfDeadSandboxes(services: Services): Promise<number> {
   return revokeHeldThreadTokens(services.store.db, `node:${services.nodeId}`, timestamp());
+}
+
+/**
+ * Admits the thread's sandbox under its organization's limit (429 `sandbox_limit_reached` when the
+ * organization is at it) and counts it as live from now on; a boot calls it first.
+ */
+export async function claimSandbox(
+  services: Pick<Services, 'store' | 'sandboxLimits'>,
+  thread: ThreadRow,
+  kind: MachineKind,
+): Promise<void> {
+  await services.store.transaction(async (trx) => {
+    await admitSandbox(trx, services.sandboxLimits, thread, kind);
+    await markSandboxLive(trx, services.sandboxLimits, thread.id);
+  });
 }

@@ -19,6 +19,7 @@ import {
   updateThread,
 } from '@paddock/store';
 import type { Services } from '../context.ts';
+import { PaddockError } from '../errors.ts';
 import { deliverMessages } from '../threads/deliver-messages.ts';
 import { giveBackInput } from '../threads/give-back-input.ts';
 import { inputMessages } from '../threads/input-receipt.ts';
@@ -153,7 +154,11 @@ export function createTurnExecutor(services: Services): TurnExecutor {
         messages: [],
         lastAssistantText: '',
         error: {
-          code: err instanceof SandboxUnavailableError ? err.code : 'sandbox_failed',
+          code:
+            err instanceof SandboxUnavailableError ||
+            (err instanceof PaddockError && err.code === 'sandbox_limit_reached')
+              ? err.code
+              : 'sandbox_failed',
           message,
           retryable: true,
         },

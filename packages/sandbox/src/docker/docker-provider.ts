@@ -48,6 +48,7 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
     sandboxPaths.workspace,
     '--proxy-socket',
     sandboxPaths.apiSocket,
+    '--own-pids',
   ];
 
   await removeLeftovers(engine, runnerKey, options.log);

@@ -8,6 +8,11 @@ export interface SupervisorFlags {
   proxySocket: string | undefined;
   /** In a micro-VM: the virtio-serial port that carries the API; the supervisor serves it on loopback. */
   apiPort: string | undefined;
+  /**
+   * The sandbox is alone in a pid namespace of its own (bwrap, Docker): every process /proc shows
+   * is the sandbox's, so a Stop may judge them all, not only those marked with the stopped turn.
+   */
+  ownPids: boolean;
 }
 
 /** A few lines rather than util.parseArgs: every module loaded before `ready` counts against boot time. */
@@ -21,5 +26,6 @@ export function parseFlags(argv: string[]): SupervisorFlags {
     workspace: flagValue('--workspace'),
     proxySocket: flagValue('--proxy-socket'),
     apiPort: flagValue('--api-port'),
+    ownPids: argv.includes('--own-pids'),
   };
 }

@@ -10,6 +10,7 @@ import type { RunnerCommand } from '../protocol.ts';
 import { runEntrypoint } from './entrypoint.ts';
 import { parseFlags } from './flags.ts';
 import { startLoopbackProxy } from './loopback-proxy.ts';
+import { RunProcesses, withRun } from './run-processes.ts';
 import { send } from './send.ts';
 import { type HarnessModule, type SandboxContext, TurnRunner } from './turns.ts';
 import { warmFirstTurn } from './warm-first-turn.ts';
@@ -28,7 +29,8 @@ if (flags.warm) {
   process.exit(0);
 }
 
-const turns = new TurnRunner(loadHarnesses);
+const runs = new RunProcesses({ ownPids: flags.ownPids });
+const turns = new TurnRunner(loadHarnesses, runs);
 const configured = Promise.withResolvers<SandboxContext>();
 /** Aborted by `configure`: from then on a thread waits, and warming up would only compete with it. */
 const claimed = new AbortController();
@@ -124,12 +126,15 @@ async function handle(command: RunnerCommand): Promise<void> {
     case 'exec': {
       const context = await configured.promise;
       await proxyReady;
+      // Marked as a code run's, so a Stop of a turn running beside it leaves its processes alone.
+      const run = runs.begin('code');
       const answer = await import('./exec.ts')
-        .then(({ execute }) => execute(command.request, context))
+        .then(({ execute }) => execute(command.request, { ...context, env: withRun(context.env, run) }))
         .then(
           (result) => ({ result }),
           (error: unknown) => ({ error: error instanceof Error ? error.message : String(error) }),
-        );
+        )
+        .finally(() => runs.end(run));
       send({ type: 'exec.result', exec_id: command.exec_id, ...answer });
       return;
     }

@@ -1,5 +1,6 @@
 import type { Harness, HarnessTurnResult, SteeringInbox } from '@paddock/harness';
 import type { TurnCommand } from '../protocol.ts';
+import { type RunProcesses, withRun } from './run-processes.ts';
 import { send } from './send.ts';
 
 /** The part of `@paddock/harness` the supervisor uses. */
@@ -24,6 +25,8 @@ interface ActiveTurn {
   /** Known once the harness is loaded; a harness that does not steer refuses at once. */
   steerable?: boolean;
   finish(result: HarnessTurnResult): void;
+  /** Stop: ends the turn and kills every process it started. */
+  stop(): void;
 }
 
 /**
@@ -63,6 +66,7 @@ class TurnInbox implements SteeringInbox {
 /** Runs one turn at a time and reports each as `turn.result`, whatever the harness does. */
 export class TurnRunner {
   readonly #loadHarnesses: () => Promise<HarnessModule>;
+  readonly #runs: RunProcesses;
   #active: ActiveTurn | undefined;
   /**
    * Interrupts for turns not started yet: a turn waits for `configure` and the proxy before it gets
@@ -70,8 +74,9 @@ export class TurnRunner {
    */
   readonly #interruptedEarly = new Set<string>();
 
-  constructor(loadHarnesses: () => Promise<HarnessModule>) {
+  constructor(loadHarnesses: () => Promise<HarnessModule>, runs: RunProcesses) {
     this.#loadHarnesses = loadHarnesses;
+    this.#runs = runs;
   }
 
   /**
@@ -89,13 +94,18 @@ export class TurnRunner {
       send({ type: 'turn.result', turn_id: turnId, result: cancelled() });
       return;
     }
+    const run = this.#runs.begin('turn');
     const controller = new AbortController();
     let finished = false;
+    let stopped = false;
     let graceTimer: NodeJS.Timeout | undefined;
     const finish = (result: HarnessTurnResult): void => {
       if (finished) return;
       finished = true;
       clearTimeout(graceTimer);
+      this.#runs.end(run);
+      // Again as the turn ends: a process may have forked while the first sweep ran.
+      if (stopped) this.#runs.killTurn(run);
       inbox.close();
       this.#active = undefined;
       const steeredIds = inbox.taken;
@@ -109,7 +119,12 @@ export class TurnRunner {
       graceTimer = setTimeout(() => finish(cancelled()), interruptGraceMs);
     });
     const inbox = new TurnInbox();
-    this.#active = { turnId, controller, inbox, finish };
+    const stop = (): void => {
+      stopped = true;
+      controller.abort();
+      this.#runs.killTurn(run);
+    };
+    this.#active = { turnId, controller, inbox, finish, stop };
 
     let harness: Harness | undefined;
     let context: SandboxContext;
@@ -141,7 +156,7 @@ export class TurnRunner {
           apiKey: context.env.PADDOCK_TOKEN ?? '',
         },
         workspaceDir: context.workspaceDir,
-        env: context.env,
+        env: withRun(context.env, run),
         signal: controller.signal,
         inbox: harness.steerable ? inbox : undefined,
         emit: (event) => {
@@ -164,7 +179,7 @@ export class TurnRunner {
   }
 
   interrupt(turnId: string): void {
-    if (this.#active?.turnId === turnId) this.#active.controller.abort();
+    if (this.#active?.turnId === turnId) this.#active.stop();
     else this.#interruptedEarly.add(turnId);
   }
 

@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { testDatabases } from '@paddock/testing';
+import { startTestServer, type TestServer } from '@paddock/testing/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentSpec, allEvents, json, settled } from './helpers.ts';
+
+interface Refusal {
+  detail: { code: string; message: string };
+}
+
+describe.each(testDatabases())('the limit on live sandboxes on $name', (database) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    const config = join(mkdtempSync(join(tmpdir(), 'paddock-config-')), 'paddock.yaml');
+    writeFileSync(config, 'limits:\n  default: { live_sandboxes: 2 }\n');
+    server = await startTestServer(database, {
+      PADDOCK_CONFIG: config,
+      PADDOCK_SANDBOX_IDLE_STOP_MS: '1500',
+    });
+  });
+  afterAll(() => server.close());
+
+  const create = (input?: string) =>
+    server.request('POST', '/v2/threads', { body: { agent: agentSpec(), ...(input && { input }) } });
+  const created = async (input: string) =>
+    (await json<{ thread_id: string }>(await create(input), 201)).thread_id;
+  const refused = async (response: Response) => {
+    const { detail } = await json<Refusal>(response, 429);
+    expect(detail.code).toBe('sandbox_limit_reached');
+    expect(detail.message).toContain('limit of 2 live sandboxes');
+  };
+  const stopped = async (threadId: string) => {
+    const done = async () =>
+      (await allEvents(server, threadId)).some(
+        (e) => e.type === 'sandbox.status' && (e.data as { status: string }).status === 'stopped',
+      );
+    for (let i = 0; i < 200 && !(await done()); i++) await sleep(50);
+    expect(await done()).toBe(true);
+    // It stops counting once the host released it (written beside that event).
+    const released = async () =>
+      (await server.paddock.services.store.db
+        .selectFrom('live_sandboxes')
+        .select('thread_id')
+        .where('thread_id', '=', threadId)
+        .executeTakeFirst()) === undefined;
+    for (let i = 0; i < 100 && !(await released()); i++) await sleep(20);
+  };
+
+  it('refuses new threads, and the boot of a stopped one, while the organization is at its limit', async () => {
+    const first = await created('::sh echo one');
+    const second = await created('::sh echo two');
+    // Both count from creation on (their turns will boot them): a third is refused, with or without an input.
+    await refused(await create('::sh echo three'));
+    await refused(await create());
+
+    // Idle sandboxes stop and stop counting.
+    await settled(server, first);
+    await settled(server, second);
+    await stopped(first);
+    await stopped(second);
+    const third = await created('::sh echo three');
+    const fourth = await created('::sh echo four');
+    await settled(server, third);
+    await settled(server, fourth);
+
+    // The first thread's sandbox stopped: a new input, or a file read, would boot a third one.
+    const input = await server.request('POST', `/v2/tasks/${first}/inputs`, {
+      body: { input_id: randomUUID(), messages: [{ content: '::sh echo again' }] },
+    });
+    await refused(input);
+    const inputs = await json<{ items: unknown[] }>(
+      await server.request('GET', `/v2/tasks/${first}/inputs`),
+      200,
+    );
+    expect(inputs.items).toHaveLength(1);
+    await refused(await server.request('GET', `/v2/tasks/${first}/files`));
+
+    // Once the others stopped, the first one boots again.
+    await stopped(third);
+    await stopped(fourth);
+    await json(
+      await server.request('POST', `/v2/tasks/${first}/inputs`, {
+        body: { input_id: randomUUID(), messages: [{ content: '::sh echo again' }] },
+      }),
+      201,
+    );
+    expect((await settled(server, first)).status).not.toBe('fail');
+  });
+});

@@ -1,0 +1,108 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { newId, timestamp } from '@paddock/protocol';
+import { openStore, type Store, type ThreadRow } from '@paddock/store';
+import { createPostgresDatabase, seedThread, testDatabases } from '@paddock/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SandboxLimits } from '../src/machines/live-sandboxes.ts';
+import { claimSandbox } from '../src/turns/thread-sandbox.ts';
+
+/**
+ * Two server nodes' stores on one PostgreSQL database. SQLite serves one node (one process holds
+ * the file), so there both "nodes" share its one store, whose transactions run one at a time.
+ */
+async function twoNodes(database: ReturnType<typeof testDatabases>[number]) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'paddock-nodes-'));
+  const postgres = database.name === 'postgres' ? await createPostgresDatabase(database.adminUrl) : undefined;
+  const first = await openStore({ databaseUrl: postgres?.url, dataDir });
+  const second = postgres ? await openStore({ databaseUrl: postgres.url, dataDir }) : first;
+  return {
+    nodes: [first, second],
+    async close() {
+      await first.close();
+      if (second !== first) await second.close();
+      await postgres?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+describe.each(testDatabases())('live sandboxes counted from the database on $name', (database) => {
+  let nodes: Store[];
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    ({ nodes, close } = await twoNodes(database));
+  });
+  afterAll(() => close());
+
+  /** `count` threads of one organization (one team, one agent). */
+  async function threadsOfOneOrg(count: number): Promise<ThreadRow[]> {
+    const [store] = nodes;
+    const { threadId } = await seedThread(store!);
+    const seed = await store!.db
+      .selectFrom('threads')
+      .selectAll()
+      .where('id', '=', threadId)
+      .executeTakeFirstOrThrow();
+    const rows = [seed];
+    for (let i = 1; i < count; i++) {
+      const row = { ...seed, id: newId(), created_at: timestamp(), updated_at: timestamp() };
+      await store!.db.insertInto('threads').values(row).execute();
+      rows.push(row);
+    }
+    return rows;
+  }
+
+  it('admits no more than the limit when two nodes claim at once, and forgets a dead node after a lease', async () => {
+    const limits: SandboxLimits = { liveSandboxes: () => 3, leaseMs: 1_500 };
+    const threads = await threadsOfOneOrg(10);
+    const claims = await Promise.allSettled(
+      threads.map((thread, i) =>
+        claimSandbox({ store: nodes[i % 2]!, sandboxLimits: limits }, thread, 'sandbox_a'),
+      ),
+    );
+    expect(claims.filter((c) => c.status === 'fulfilled')).toHaveLength(3);
+    for (const claim of claims.filter((c) => c.status === 'rejected'))
+      expect((claim as PromiseRejectedResult).reason).toMatchObject({ code: 'sandbox_limit_reached' });
+
+    // Nobody renews the three (their node died): a lease later they no longer count.
+    const waiting = threads.filter((_, i) => claims[i]!.status === 'rejected');
+    await sleep(1_600);
+    const later = await Promise.allSettled(
+      waiting.map((thread, i) =>
+        claimSandbox({ store: nodes[i % 2]!, sandboxLimits: limits }, thread, 'sandbox_a'),
+      ),
+    );
+    expect(later.filter((c) => c.status === 'fulfilled')).toHaveLength(3);
+  });
+
+  it('counts a thread with a queued turn (it will boot), and not a self-hosted runner sandbox', async () => {
+    const limits: SandboxLimits = { liveSandboxes: () => 1, leaseMs: 60_000 };
+    const [queued, other] = await threadsOfOneOrg(2);
+    await nodes[0]!.db
+      .insertInto('turns')
+      .values({
+        id: newId(),
+        thread_id: queued!.id,
+        status: 'queued',
+        generation: 0,
+        lease_owner: null,
+        lease_expires_at: null,
+        stop_reason: null,
+        created_at: timestamp(),
+        started_at: null,
+        ended_at: null,
+      })
+      .execute();
+    await expect(
+      claimSandbox({ store: nodes[1]!, sandboxLimits: limits }, other!, 'sandbox_a'),
+    ).rejects.toMatchObject({
+      code: 'sandbox_limit_reached',
+    });
+    // The queued thread's own boot is admitted: it is the one counted.
+    await claimSandbox({ store: nodes[0]!, sandboxLimits: limits }, queued!, 'sandbox_a');
+    await claimSandbox({ store: nodes[1]!, sandboxLimits: limits }, other!, 'sandbox_e');
+  });
+});

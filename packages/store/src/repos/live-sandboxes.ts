@@ -1,0 +1,80 @@
+import type { Db } from '../store.ts';
+
+/**
+ * Serializes the admissions of an organization's sandboxes (a count, then a write) across
+ * transactions and server nodes: the organization's row is locked until the transaction ends.
+ */
+export async function lockOrgForSandboxes(db: Db, orgId: string): Promise<void> {
+  await db
+    .updateTable('orgs')
+    .set((eb) => ({ name: eb.ref('name') }))
+    .where('id', '=', orgId)
+    .execute();
+}
+
+/**
+ * The organization's live sandboxes besides `exceptThreadId`'s: threads whose sandbox a host vouched
+ * for until after `at`, and threads with a turn queued or running (it boots one if none runs).
+ * Threads of the providers in `exceptKinds` do not count.
+ */
+export async function countLiveSandboxes(
+  db: Db,
+  options: { orgId: string; exceptThreadId?: string; exceptKinds: string[]; at: string },
+): Promise<number> {
+  let query = db
+    .selectFrom('threads')
+    .innerJoin('teams', 'teams.id', 'threads.team_id')
+    .innerJoin('agents', 'agents.id', 'threads.agent_id')
+    .where('teams.org_id', '=', options.orgId)
+    .where((eb) =>
+      eb.or([
+        eb.exists(
+          eb
+            .selectFrom('live_sandboxes')
+            .select('live_sandboxes.thread_id')
+            .whereRef('live_sandboxes.thread_id', '=', 'threads.id')
+            .where('live_sandboxes.live_until', '>', options.at),
+        ),
+        eb.exists(
+          eb
+            .selectFrom('turns')
+            .select('turns.id')
+            .whereRef('turns.thread_id', '=', 'threads.id')
+            .where('turns.status', 'in', ['queued', 'running']),
+        ),
+      ]),
+    );
+  if (options.exceptThreadId) query = query.where('threads.id', '<>', options.exceptThreadId);
+  if (options.exceptKinds.length > 0)
+    query = query.where('agents.machine_kind', 'not in', options.exceptKinds);
+  const row = await query
+    .select((eb) => eb.fn.countAll<number | string>().as('live'))
+    .executeTakeFirstOrThrow();
+  return Number(row.live);
+}
+
+/** Until when a host vouched for the thread's sandbox; undefined when none does. */
+export async function sandboxLiveUntil(db: Db, threadId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('live_sandboxes')
+    .select('live_until')
+    .where('thread_id', '=', threadId)
+    .executeTakeFirst();
+  return row?.live_until;
+}
+
+/** The hosts vouch for these threads' sandboxes until `until`. */
+export async function markSandboxesLive(db: Db, threadIds: string[], until: string): Promise<void> {
+  if (threadIds.length === 0) return;
+  await db
+    .insertInto('live_sandboxes')
+    .values(threadIds.map((threadId) => ({ thread_id: threadId, live_until: until })))
+    .onConflict((oc) =>
+      oc.column('thread_id').doUpdateSet((eb) => ({ live_until: eb.ref('excluded.live_until') })),
+    )
+    .execute();
+}
+
+export async function clearSandboxLive(db: Db, threadId: string): Promise<void> {
+  await db.deleteFrom('live_sandboxes').where('thread_id', '=', threadId).execute();
+}
