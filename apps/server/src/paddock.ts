@@ -32,6 +32,7 @@ import { createRunner, embeddedSandboxHost } from './sandbox-host.ts';
 import { loadSecretKey } from './secret-key.ts';
 import { startUploadPurge } from './upload-purge.ts';
 import { createUploadBackend } from './upload-store.ts';
+import { openWorkspaces } from './workspaces.ts';
 
 /**
  * The `iss` of the built-in identity provider's sessions: the same on every node of a deployment
@@ -83,6 +84,7 @@ export async function startPaddock(
     config.PADDOCK_RUNNER === 'detached' ? detachedOnly : microVmCheck.availability();
   let availability = () => providerAvailability('starting', true, starting, microVmAvailability());
   const uploadBackend = createUploadBackend(config);
+  const workspaces = await openWorkspaces(config);
   const services: Services = {
     store,
     events,
@@ -91,6 +93,7 @@ export async function startPaddock(
     sandboxes: undefined as unknown as Services['sandboxes'],
     credits: budgetCreditGate({ store, budgets: config.PADDOCK_CREDIT_BUDGETS }),
     workspacesDir: join(config.dataDir, 'workspaces'),
+    workspaces,
     sharedFoldersDir: join(config.dataDir, 'shared'),
     machines: {
       idleFreezeMs: config.PADDOCK_SANDBOX_IDLE_MS,
@@ -102,8 +105,6 @@ export async function startPaddock(
       accessTtlMs: config.PADDOCK_UPLOAD_URL_TTL_MS,
       retentionMs: config.PADDOCK_UPLOAD_RETENTION_MS,
       maxBytes: config.PADDOCK_UPLOAD_MAX_BYTES,
-      // Landed files go to the sandbox uid, so the agent can change them; only root can give them away.
-      fileOwner: process.getuid?.() === 0 ? config.PADDOCK_SANDBOX_UID : undefined,
     },
     defaultModel: models.defaultModel,
     judge: createEvalJudge(models, config.PADDOCK_EVAL_JUDGE_MODEL),
@@ -166,7 +167,7 @@ export async function startPaddock(
       mode: config.PADDOCK_SANDBOX,
       stateDir: join(config.dataDir, 'sandboxes'),
       apiTarget: { host: config.HOST, port },
-      sandboxUid: config.PADDOCK_SANDBOX_UID,
+      workspaces,
       logger,
     });
     sandboxes = {
@@ -180,7 +181,7 @@ export async function startPaddock(
       stateDir: join(config.dataDir, 'microvms'),
       apiTarget: { host: config.HOST, port },
       apiUrl: url,
-      sandboxUid: config.PADDOCK_SANDBOX_UID,
+      workspaces,
       logger,
     });
   }
@@ -191,7 +192,7 @@ export async function startPaddock(
     stateDir: join(config.dataDir, 'sandboxes-docker'),
     apiTarget: { host: config.HOST, port },
     apiUrl: url,
-    sandboxUid: config.PADDOCK_SANDBOX_UID,
+    workspaces,
     logger,
   });
   services.sandboxes = routedSandboxHost(sandboxes.host, {
@@ -246,6 +247,7 @@ export async function startPaddock(
       await microVms?.shutdown();
       await microVmCheck.settled;
       await app.close();
+      await workspaces.close();
       await store.close();
     },
   };
