@@ -32,6 +32,8 @@ export async function makeVolumeImage(image: string, bytes: number, uid: number)
       `root_owner=${uid}:${uid},lazy_itable_init=1,lazy_journal_init=1`,
       scratch,
     ]);
+    // The workspace is the volume's root: an empty one lists nothing (fsck makes it again if needed).
+    await run('debugfs', ['-w', '-R', 'rmdir lost+found', scratch]);
     await link(scratch, image);
     return true;
   } catch (error) {
