@@ -36,7 +36,7 @@ export async function createRunner(options: RunnerSetup): Promise<{ runner: Runn
     workspaces: options.workspaces,
     log,
   });
-  return { runner, isolation: report.isolation };
+  return { runner, isolation: `${report.isolation}; ${options.workspaces.describe()}` };
 }
 
 /** The in-process runner behind core's SandboxHost seam: its sandboxes live and die with the server. */

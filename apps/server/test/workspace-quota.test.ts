@@ -61,6 +61,14 @@ describe.skipIf(!canRun).each(testDatabases())('workspace disk quota on $name', 
     expect(mounts.stdout).toMatch(/\snosuid\b|,nosuid/);
     expect(mounts.stdout).toMatch(/nodev/);
 
+    // Capabilities say what bounds a workspace.
+    const { providers } = await json<{ providers: { machine_kind: string; isolation?: string }[] }>(
+      await server.request('GET', '/v2/machines/capabilities'),
+      200,
+    );
+    const sandboxA = providers.find((provider) => provider.machine_kind === 'sandbox_a');
+    expect(sandboxA?.isolation).toContain('workspace disk quota S 64 MiB, M 10 GiB, L 20 GiB');
+
     // Freed, the workspace works again.
     const after = await sh(
       'rm big && dd if=/dev/zero of=again bs=1M count=8 2>/dev/null && echo ok > note && cat note',

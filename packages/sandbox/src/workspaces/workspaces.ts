@@ -51,6 +51,17 @@ export class Workspaces {
     this.#claims = options.uids && new UidClaims(join(options.stateDir, 'uids'), options.uids);
   }
 
+  /** What bounds a workspace, for the capabilities' isolation account. */
+  describe(): string {
+    if (!this.#claims) return 'workspaces without a disk quota (needs root)';
+    const quotas = (['S', 'M', 'L'] as const)
+      .filter((size) => this.hasQuota(size))
+      .map((size) => `${size} ${formatBytes(this.#options.quotas![size]!)}`);
+    return quotas.length
+      ? `workspace disk quota ${quotas.join(', ')} (a volume each)`
+      : 'workspaces without a disk quota (none configured)';
+  }
+
   /** Whether workspaces of this size get a quota. */
   hasQuota(size: SandboxSize): boolean {
     return this.#claims !== undefined && (this.#options.quotas?.[size] ?? 0) > 0;
@@ -221,4 +232,14 @@ export class Workspaces {
       });
     return next;
   }
+}
+
+function formatBytes(bytes: number): string {
+  for (const [unit, size] of [
+    ['GiB', 1024 ** 3],
+    ['MiB', 1024 ** 2],
+  ] as const) {
+    if (bytes >= size) return `${Math.round((bytes / size) * 10) / 10} ${unit}`;
+  }
+  return `${bytes} bytes`;
 }
