@@ -31,6 +31,17 @@ const addressRanges = z.string().transform((text, ctx) => {
   }
 });
 
+const sizeUnits: Record<string, number> = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 };
+
+/** A size in bytes, or with a binary unit (`64M`, `5G`, `5GiB`); `0` turns the quota of that size off. */
+const byteSize = z
+  .string()
+  .regex(/^\d+\s*([KMGT](i?B)?)?$/i, 'must be bytes or a size such as 512M or 5G')
+  .transform((text) => {
+    const [, digits, unit] = /^(\d+)\s*([KMGT]?)/i.exec(text)!;
+    return Number(digits) * sizeUnits[unit!.toUpperCase()]!;
+  });
+
 /** Every setting, parsed once at start-up from the environment (D1, D10). */
 const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8787),
@@ -125,7 +136,16 @@ const configSchema = z.object({
     .string()
     .regex(/^[a-z0-9][a-z0-9._/:-]*$/, 'must be a Docker image name (repo:tag)')
     .default(defaultSandboxImage),
-  PADDOCK_SANDBOX_UID: z.coerce.number().int().positive().default(65534),
+  /**
+   * As root, each thread's sandbox runs as a uid of its own, taken from this range when its workspace
+   * is made (and kept: the workspace's owner). The range must hold no host user.
+   */
+  PADDOCK_SANDBOX_UID_BASE: z.coerce.number().int().min(1000).max(4_000_000_000).default(200_000),
+  PADDOCK_SANDBOX_UID_COUNT: z.coerce.number().int().min(1).default(65_536),
+  /** A workspace's disk quota by sandbox size (as root; a volume of its own). */
+  PADDOCK_WORKSPACE_QUOTA_S: byteSize.default(5 * 1024 ** 3),
+  PADDOCK_WORKSPACE_QUOTA_M: byteSize.default(10 * 1024 ** 3),
+  PADDOCK_WORKSPACE_QUOTA_L: byteSize.default(20 * 1024 ** 3),
   /**
    * sandbox_f: how QEMU runs the micro-VMs' CPUs. `kvm` (hardware virtualization) is the only one for
    * real use; `tcg` (software emulation) is for tests on hosts whose KVM cannot run guests.

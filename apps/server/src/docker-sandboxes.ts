@@ -1,5 +1,5 @@
 import type { ProviderAvailability, SandboxHost } from '@paddock/core';
-import { createDockerProvider, DockerEngine, Runner } from '@paddock/sandbox';
+import { createDockerProvider, DockerEngine, Runner, type Workspaces } from '@paddock/sandbox';
 import type { Logger } from 'pino';
 import { deferredSandboxHost, embeddedSandboxHost } from './sandbox-host.ts';
 
@@ -11,7 +11,8 @@ export interface DockerSetup {
   /** The server as this host reaches it: where the sandboxes' API proxy forwards to. */
   apiTarget: { host: string; port: number };
   apiUrl: string;
-  sandboxUid: number;
+  /** Makes the thread workspaces, each owned by its sandbox's uid (shared with the server's uploads). */
+  workspaces: Workspaces;
   logger: Logger;
   /** How often the engine and the image are looked for again. */
   probeEveryMs?: number;
@@ -48,13 +49,13 @@ export async function startDockerSandboxes(setup: DockerSetup): Promise<DockerSa
           engine,
           image: setup.image,
           stateDir: setup.stateDir,
-          sandboxUid: setup.sandboxUid,
           log,
         });
         runner = new Runner({
           provider,
           stateDir: setup.stateDir,
           apiTarget: setup.apiTarget,
+          workspaces: setup.workspaces,
           log,
           // No standby container: it would hold a sandbox's memory on hosts that never run sandbox_b.
           standby: { size: 'L', count: 0 },

@@ -1,5 +1,5 @@
 import type { SandboxHost } from '@paddock/core';
-import { type ApiTarget, createMicroVmProvider, Runner } from '@paddock/sandbox';
+import { type ApiTarget, createMicroVmProvider, Runner, type Workspaces } from '@paddock/sandbox';
 import type { Logger } from 'pino';
 import type { MicroVmCheck } from './micro-vm.ts';
 import { deferredSandboxHost, embeddedSandboxHost } from './sandbox-host.ts';
@@ -9,7 +9,8 @@ export interface MicroVmHostSetup {
   stateDir: string;
   apiTarget: ApiTarget;
   apiUrl: string;
-  sandboxUid: number;
+  /** Makes the thread workspaces, each owned by its sandbox's uid (shared with the server's uploads). */
+  workspaces: Workspaces;
   logger: Logger;
 }
 
@@ -33,12 +34,12 @@ export function microVmSandboxHost(setup: MicroVmHostSetup): {
       const provider = await createMicroVmProvider({
         host: vmHost,
         stateDir: `${setup.stateDir}/provider`,
-        sandboxUid: setup.sandboxUid,
       });
       const started = new Runner({
         provider,
         stateDir: setup.stateDir,
         apiTarget: setup.apiTarget,
+        workspaces: setup.workspaces,
         standby: { size: 'L', count: 0 },
         log,
       });

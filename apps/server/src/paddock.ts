@@ -38,6 +38,7 @@ import { createRunner, embeddedSandboxHost } from './sandbox-host.ts';
 import { loadSecretKey } from './secret-key.ts';
 import { startUploadPurge } from './upload-purge.ts';
 import { createUploadBackend } from './upload-store.ts';
+import { openWorkspaces } from './workspaces.ts';
 
 /**
  * The `iss` of the built-in identity provider's sessions: the same on every node of a deployment
@@ -93,6 +94,7 @@ export async function startPaddock(
     config.PADDOCK_RUNNER === 'detached' ? detachedOnly : microVmCheck.availability();
   let availability = () => providerAvailability('starting', true, starting, microVmAvailability());
   const uploadBackend = createUploadBackend(config);
+  const workspaces = await openWorkspaces(config);
   const services: Services = {
     store,
     events,
@@ -103,6 +105,7 @@ export async function startPaddock(
     revocations: createRevocations(config.PADDOCK_CREDENTIAL_RECHECK_MS),
     credits: budgetCreditGate({ store, budgets: config.PADDOCK_CREDIT_BUDGETS }),
     workspacesDir: join(config.dataDir, 'workspaces'),
+    workspaces,
     sharedFoldersDir: join(config.dataDir, 'shared'),
     machines: {
       idleFreezeMs: config.PADDOCK_SANDBOX_IDLE_MS,
@@ -118,8 +121,6 @@ export async function startPaddock(
       accessTtlMs: config.PADDOCK_UPLOAD_URL_TTL_MS,
       retentionMs: config.PADDOCK_UPLOAD_RETENTION_MS,
       maxBytes: config.PADDOCK_UPLOAD_MAX_BYTES,
-      // Landed files go to the sandbox uid, so the agent can change them; only root can give them away.
-      fileOwner: process.getuid?.() === 0 ? config.PADDOCK_SANDBOX_UID : undefined,
     },
     defaultModel: models.defaultModel,
     judge: createEvalJudge(models, config.PADDOCK_EVAL_JUDGE_MODEL),
@@ -187,7 +188,7 @@ export async function startPaddock(
       mode: config.PADDOCK_SANDBOX,
       stateDir: join(config.dataDir, 'sandboxes'),
       apiTarget: { host: config.HOST, port },
-      sandboxUid: config.PADDOCK_SANDBOX_UID,
+      workspaces,
       logger,
     });
     sandboxes = {
@@ -201,7 +202,7 @@ export async function startPaddock(
       stateDir: join(config.dataDir, 'microvms'),
       apiTarget: { host: config.HOST, port },
       apiUrl: url,
-      sandboxUid: config.PADDOCK_SANDBOX_UID,
+      workspaces,
       logger,
     });
   }
@@ -212,7 +213,7 @@ export async function startPaddock(
     stateDir: join(config.dataDir, 'sandboxes-docker'),
     apiTarget: { host: config.HOST, port },
     apiUrl: url,
-    sandboxUid: config.PADDOCK_SANDBOX_UID,
+    workspaces,
     logger,
   });
   services.sandboxes = routedSandboxHost(sandboxes.host, {
@@ -272,6 +273,7 @@ export async function startPaddock(
       await microVmCheck.settled;
       await app.close();
       await services.outbound.close();
+      await workspaces.close();
       await store.close();
     },
   };

@@ -5,6 +5,7 @@ import type { Config } from './config.ts';
 import { createLogger } from './logger.ts';
 import { loadRunnerToken } from './runner-token.ts';
 import { createRunner } from './sandbox-host.ts';
+import { openWorkspaces } from './workspaces.ts';
 
 /**
  * `paddock runner`: hosts sandboxes in a process of its own, connected to the server at
@@ -23,11 +24,14 @@ export async function runRunner(config: Config): Promise<void> {
     process.stderr.write(`paddock runner: ${(error as Error).message}\n`);
     process.exit(2);
   }
+  // The deployment's runners share the server's data dir, so its uid claims and volumes; a
+  // self-hosted runner's are its own.
+  const workspaces = await openWorkspaces(config);
   const { runner, isolation } = await createRunner({
     mode: config.PADDOCK_SANDBOX,
     stateDir: join(config.dataDir, 'sandboxes'),
     apiTarget: { host: server.hostname.replace(/^\[|\]$/g, ''), port: Number(server.port || 80) },
-    sandboxUid: config.PADDOCK_SANDBOX_UID,
+    workspaces,
     logger,
     // A sandbox's model call waits out a server restart rather than failing the turn.
     apiConnectRetryMs: config.PADDOCK_ADOPTION_WINDOW_MS,
@@ -55,6 +59,7 @@ export async function runRunner(config: Config): Promise<void> {
     logger.info({ signal }, 'runner shutting down; its sandboxes stop');
     link.close();
     await runner.shutdown();
+    await workspaces.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -1,5 +1,5 @@
 import type { SandboxHost } from '@paddock/core';
-import { detectProvider, Runner } from '@paddock/sandbox';
+import { detectProvider, Runner, type Workspaces } from '@paddock/sandbox';
 import type { ModelMessage } from 'ai';
 import type { Logger } from 'pino';
 
@@ -8,7 +8,8 @@ export interface RunnerSetup {
   stateDir: string;
   /** The server as this host reaches it: where the sandboxes' API proxy forwards to. */
   apiTarget: { host: string; port: number };
-  sandboxUid: number;
+  /** Makes the thread workspaces, each owned by its sandbox's uid (shared with the server's uploads). */
+  workspaces: Workspaces;
   logger: Logger;
   /** How long a sandbox's connection waits for a server that is restarting (detached runners). */
   apiConnectRetryMs?: number;
@@ -20,7 +21,6 @@ export async function createRunner(options: RunnerSetup): Promise<{ runner: Runn
     options.logger[level]({ component: 'sandbox' }, message);
   const { provider, report } = await detectProvider({
     stateDir: options.stateDir,
-    sandboxUid: options.sandboxUid,
     forceProcess: options.mode === 'process',
     log,
   });
@@ -33,9 +33,10 @@ export async function createRunner(options: RunnerSetup): Promise<{ runner: Runn
     stateDir: options.stateDir,
     apiTarget: options.apiTarget,
     apiConnectRetryMs: options.apiConnectRetryMs,
+    workspaces: options.workspaces,
     log,
   });
-  return { runner, isolation: report.isolation };
+  return { runner, isolation: `${report.isolation}; ${options.workspaces.describe()}` };
 }
 
 /** The in-process runner behind core's SandboxHost seam: its sandboxes live and die with the server. */

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { ThreadEvent } from '@paddock/protocol';
@@ -117,7 +117,9 @@ describe.skipIf(unavailable !== undefined).each(testDatabases())(
       const seen = await shell(server, thread_id, probe);
       expect(seen).toContain('suite=bookworm');
       expect(seen).toContain('dockerenv');
-      expect(seen).toContain('host=sandbox uid=65534');
+      // The thread's own uid: its workspace's owner.
+      const owner = statSync(join(server.dataDir, 'workspaces', thread_id)).uid;
+      expect(seen).toContain(`host=sandbox uid=${process.getuid?.() === 0 ? owner : process.getuid?.()}`);
       expect(seen).toContain(`mem=${4 * 1024 ** 3}`);
       expect(seen).toContain('pids=1024');
       expect(seen).toContain('host-unreachable');

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -130,7 +130,9 @@ describe.each(testDatabases())('sandbox_f micro-VMs on $name', (database) => {
       const guestKernel = (await checkMicroVmHost({ accel: 'tcg' })) as { kernel: { version: string } };
       expect(kernel).toBe(guestKernel.kernel.version);
       expect(interfaces).toBe('lo');
-      expect(uid).toBe(process.getuid?.() === 0 ? '65534' : String(process.getuid?.()));
+      // As root, the thread's own uid: its workspace's owner.
+      const owner = statSync(join(server.dataDir, 'workspaces', threadId)).uid;
+      expect(uid).toBe(String(process.getuid?.() === 0 ? owner : process.getuid?.()));
       // Size L: 4 vCPUs and 4 GiB.
       expect([cpus, memoryGiB]).toEqual(['4', '4']);
       const landed = join(server.dataDir, 'workspaces', threadId, 'made-inside.txt');

@@ -120,10 +120,13 @@ describe.each(testDatabases())('resumable uploads on $name', (database) => {
     expect(await readdir(join(workspace(taskId), 'data/in'))).toEqual(['blob.bin']);
     expect(existsSync(storedBytes(created.id))).toBe(false);
     if (asRoot) {
+      // The thread's sandbox uid, which owns its workspace (a uid of its own, no host user's).
+      const uid = (await stat(workspace(taskId))).uid;
+      expect(uid).toBeGreaterThanOrEqual(200_000);
       for (const path of ['data', 'data/in', 'data/in/blob.bin']) {
-        expect((await stat(join(workspace(taskId), path))).uid, path).toBe(65534);
+        expect((await stat(join(workspace(taskId), path))).uid, path).toBe(uid);
       }
-      expect(done.entry).toMatchObject({ owner: 'nobody', group: 'nogroup' });
+      expect(done.entry).toMatchObject({ owner: String(uid), group: String(uid) });
     }
     // Once completed, the URL tells a client resuming after a lost response that all is in.
     const head = await tusHead(upload.endpoint);

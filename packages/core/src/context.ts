@@ -7,6 +7,7 @@ import type { CreditGate } from './credits/credit-gate.ts';
 import type { SecretBox } from './crypto/secret-box.ts';
 import type { EvalJudge } from './evals/eval-judge.ts';
 import type { Faults } from './faults.ts';
+import type { WorkspaceMaker } from './files/workspace-target.ts';
 import type { SandboxLimits } from './machines/live-sandboxes.ts';
 import type { MachineTimings } from './machines/machine-lifecycle.ts';
 import type { OutboundGuard } from './outbound/outbound-guard.ts';
@@ -57,6 +58,8 @@ export interface Services {
   };
   /** Where thread workspaces live on the host: `<dataDir>/workspaces/<thread_id>`. */
   workspacesDir: string;
+  /** Makes them (see `ensureWorkspace`): never `mkdir` a workspace anywhere else. */
+  workspaces: WorkspaceMaker;
   /** Teams' shared folders on the host: `<dataDir>/shared/<team_id>`, at `/shared` in their sandboxes. */
   sharedFoldersDir: string;
   /** Timers of the providers whose sandboxes sleep (sandbox_c) or expire (sandbox_d). */

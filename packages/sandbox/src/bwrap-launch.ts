@@ -5,8 +5,11 @@ import { bwrapIsolationArgs } from './bwrap-args.ts';
 export interface BwrapLaunch {
   bwrapPath: string;
   setprivPath: string;
-  /** The uid (and gid) the command drops to inside the sandbox; set only when running as root. */
-  uid?: number;
+  /**
+   * Running as root: the command drops to the sandbox's uid (and gid), which `start` names, so a
+   * launcher can be spawned before anyone knows whose sandbox it will be.
+   */
+  privileged: boolean;
   /** cgroup.procs files the process joins before it execs anything else. */
   cgroupProcs?: string[];
   /** What runs in the sandbox; it stays on argv, so it must hold no secrets. */
@@ -18,7 +21,8 @@ export interface BwrapLauncher {
   readonly child: ChildProcess;
   /** Settles once the process is in its cgroups (at once without them); rejects if it died first. */
   readonly joined: Promise<void>;
-  start(options: string[]): void;
+  /** `uid` is the sandbox's; required when privileged. */
+  start(options: string[], uid?: number): void;
 }
 
 // Joining the cgroups has to happen as root and before the sandbox exists, so every process in it
@@ -27,18 +31,26 @@ export interface BwrapLauncher {
 const joinCgroups =
   'for f; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; shift; done; shift; printf j >&3; exec "$@"';
 
+// The uid arrives with the options (`--setenv`, off argv), so the drop reads it inside the sandbox:
+// the shell is the system's, run as root only to exec setpriv; nothing of the sandbox's own runs
+// before the drop. No uid, a non-number or 0 (the options pipe cut short) and nothing runs.
+const dropToSandboxUid =
+  'u=$PADDOCK_SANDBOX_UID; unset PADDOCK_SANDBOX_UID; case $u in ""|*[!0-9]*) exit 126;; esac; ' +
+  '[ "$u" -gt 0 ] || exit 126; s=$1; shift; ' +
+  'exec "$s" --reuid="$u" --regid="$u" --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- "$@"';
+
 /**
  * Spawns bwrap as its own process group, through the cgroup join, and leaves it waiting for its
  * options. As root, the command starts through setpriv, which drops to the sandbox uid with no
  * capabilities and no way back (no_new_privs) before anything of the sandbox's own runs.
  */
 export function spawnBwrap(launch: BwrapLaunch): BwrapLauncher {
-  const privileged = launch.uid !== undefined;
+  const { privileged } = launch;
   const argv: string[] = [];
   if (launch.cgroupProcs?.length)
     argv.push('/bin/sh', '-c', joinCgroups, 'paddock-cgroup', ...launch.cgroupProcs, '--');
   argv.push(launch.bwrapPath, ...bwrapIsolationArgs(privileged), '--args', '3', '--');
-  if (launch.uid !== undefined) argv.push(...dropPrivileges(launch.setprivPath, launch.uid));
+  if (privileged) argv.push('/bin/sh', '-c', dropToSandboxUid, 'paddock-drop', launch.setprivPath);
   argv.push(...launch.command);
   const child = spawn(argv[0]!, argv.slice(1), {
     stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
@@ -52,20 +64,24 @@ export function spawnBwrap(launch: BwrapLaunch): BwrapLauncher {
   return {
     child,
     joined,
-    start(options) {
+    start(options, uid) {
       // NUL separates the options on the pipe; one inside a value would smuggle in extra options.
       if (options.some((option) => option.includes('\0'))) {
         throw new Error('sandbox options must not contain NUL');
       }
-      optionsPipe.end(options.map((option) => `${option}\0`).join(''));
+      if (privileged && !(Number.isInteger(uid) && (uid as number) > 0))
+        throw new Error('a sandbox started as root needs the uid it runs as');
+      // Last: bwrap applies --clearenv where it stands among the options.
+      const all = privileged ? [...options, '--setenv', 'PADDOCK_SANDBOX_UID', String(uid)] : options;
+      optionsPipe.end(all.map((option) => `${option}\0`).join(''));
     },
   };
 }
 
 /** Spawns bwrap and hands it its options at once. */
-export function launchBwrap(launch: BwrapLaunch & { options: string[] }): ChildProcess {
+export function launchBwrap(launch: BwrapLaunch & { options: string[]; uid?: number }): ChildProcess {
   const launcher = spawnBwrap(launch);
-  launcher.start(launch.options);
+  launcher.start(launch.options, launch.uid);
   return launcher.child;
 }
 
@@ -91,18 +107,4 @@ function whenJoined(child: ChildProcess, optionsPipe: Duplex): Promise<void> {
       reject(error);
     });
   });
-}
-
-function dropPrivileges(setprivPath: string, uid: number): string[] {
-  const id = String(uid);
-  return [
-    setprivPath,
-    `--reuid=${id}`,
-    `--regid=${id}`,
-    '--clear-groups',
-    '--inh-caps=-all',
-    '--bounding-set=-all',
-    '--no-new-privs',
-    '--',
-  ];
 }

@@ -26,6 +26,7 @@ export async function isExecutable(path: string): Promise<boolean> {
 export async function probeBwrap(launch: {
   bwrapPath: string;
   setprivPath: string;
+  privileged: boolean;
   uid?: number;
 }): Promise<{ ok: true } | { ok: false; reason: string }> {
   const child = launchBwrap({

@@ -11,12 +11,12 @@ import {
   SandboxCgroup,
 } from './cgroups.ts';
 import { startChildSandbox } from './child-sandbox-process.ts';
-import { chownTree } from './chown-tree.ts';
 import { defaultCodePaths, supervisorMain } from './code-paths.ts';
-import { warmCompileCache } from './compile-cache.ts';
+import { compileCacheFor, warmCompileCache } from './compile-cache.ts';
 import { sandboxLimits } from './limits.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSpec } from './provider.ts';
 import { buildSandboxEtc } from './sandbox-etc.ts';
+import { sandboxUserArgs } from './sandbox-user.ts';
 import { releaseLeftoverMounts, SharedMount } from './shared-mount.ts';
 import { type Launcher, StandbyLauncher } from './standby-launcher.ts';
 
@@ -25,7 +25,10 @@ export interface BwrapProviderOptions {
   stateDir: string;
   bwrapPath?: string;
   setprivPath?: string;
-  /** The uid (and gid) sandboxes run as when the host process is root. Default 65534. */
+  /**
+   * As root: the uid of the compile cache's warm-up run, and of a sandbox whose spec names none
+   * (a thread's sandbox runs as its workspace's uid, see workspaces/). Default 65534.
+   */
   sandboxUid?: number;
   /** cgroup v1 location; `false` runs without limits. */
   cgroups?: CgroupConfig | false;
@@ -65,7 +68,8 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
   const sharedRoot = asRoot ? join(options.stateDir, 'shared-mounts') : undefined;
   if (sharedRoot) await releaseLeftoverMounts(sharedRoot);
   await buildSandboxEtc(etcDir, uid ?? process.getuid?.() ?? 0);
-  const launch = { bwrapPath, setprivPath, uid };
+  const usersDir = join(options.stateDir, 'users');
+  const launch = { bwrapPath, setprivPath, privileged: uid !== undefined };
   // Fixed paths only: launchers are spawned before the spec of their sandbox is known.
   const supervisorCommand = [
     nodePath,
@@ -84,6 +88,7 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
     launch: (cacheDir, workspaceDir) =>
       launchBwrap({
         ...launch,
+        uid,
         command: [nodePath, supervisorMain, '--warm'],
         options: bwrapArgs({
           env: { PATH: '/usr/bin:/bin', NODE_COMPILE_CACHE: sandboxPaths.compileCache },
@@ -114,7 +119,7 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
 
   const isolation = [
     `bubblewrap: own ${asRoot ? '' : 'user, '}pid, network, ipc, uts, cgroup and mount namespaces`,
-    uid === undefined ? 'runs as the server user' : `runs as uid ${uid}`,
+    uid === undefined ? 'runs as the server user' : "runs as its workspace's own uid",
     'network only to the Paddock API through a proxy',
     limited
       ? 'S/M/L limits through cgroup v1 (memory, cpu, pids)'
@@ -134,22 +139,29 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
       if (!/^[A-Za-z0-9_.-]{1,200}$/.test(spec.id) || spec.id.startsWith('.')) {
         throw new Error(`invalid sandbox id: ${spec.id}`);
       }
-      if (uid !== undefined) await chownTree(spec.workspaceDir, uid, uid);
-      const cacheDir = await compileCache;
+      // Its workspace's uid (the caller made the workspace, owned by it); nothing is chowned here.
+      const sandboxUid = uid === undefined ? undefined : (spec.uid ?? uid);
+      const warmed = await compileCache;
+      const cacheDir = warmed && (await compileCacheFor(warmed, sandboxUid));
+      const user = sandboxUid === undefined ? [] : await sandboxUserArgs(usersDir, sandboxUid);
       const { launcher, cgroup, shared } = await standby.take();
       try {
         await cgroup?.rename(spec.id);
         await cgroup?.applyLimits(sandboxLimits[spec.size]);
         launcher.start(
-          bwrapArgs({
-            env: bwrapSupervisorEnv(cacheDir !== undefined),
-            workspaceDir: spec.workspaceDir,
-            etcDir,
-            codePaths,
-            apiSocket: spec.apiSocket,
-            compileCacheDir: cacheDir,
-            sharedDir: shared?.path,
-          }),
+          [
+            ...bwrapArgs({
+              env: bwrapSupervisorEnv(cacheDir !== undefined),
+              workspaceDir: spec.workspaceDir,
+              etcDir,
+              codePaths,
+              apiSocket: spec.apiSocket,
+              compileCacheDir: cacheDir,
+              sharedDir: shared?.path,
+            }),
+            ...user,
+          ],
+          sandboxUid,
         );
       } catch (error) {
         await discardLauncher(launcher.child.pid);
@@ -171,7 +183,7 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
           shared &&
           (async (hostDir) => {
             await mkdir(hostDir, { recursive: true });
-            if (uid !== undefined) await chown(hostDir, uid, uid);
+            if (sandboxUid !== undefined) await chown(hostDir, sandboxUid, sandboxUid);
             await shared.attach(hostDir);
           }),
       });

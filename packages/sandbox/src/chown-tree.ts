@@ -2,8 +2,9 @@ import { lchown, lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
- * Hands a workspace to the sandbox uid, including files the server put there as root. lchown, so a
- * symlink planted in the workspace cannot redirect the chown to a host file.
+ * Hands a tree the host made to a uid (the compile cache, around its warm-up run). Never for a
+ * workspace: a sandbox could swap a directory for a symlink mid-walk. lchown, so no link is followed
+ * at the leaves.
  */
 export async function chownTree(path: string, uid: number, gid: number): Promise<void> {
   const stat = await lstat(path);

@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { chmod, mkdir, readdir, rm } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chownTree } from './chown-tree.ts';
 import { runToExit } from './run-to-exit.ts';
@@ -41,4 +41,23 @@ async function makeReadable(dir: string): Promise<void> {
     if (entry.isDirectory()) await makeReadable(path);
     else await chmod(path, 0o644);
   }
+}
+
+/**
+ * The cache as a sandbox of `uid` reads it. Node keys its cache directory by uid
+ * (`v24.x-x64-<hash>-<uid>`), and every sandbox has a uid of its own: the warm-up's directory is
+ * linked under each sandbox uid's name, read-only like the rest.
+ */
+export async function compileCacheFor(dir: string, uid: number | undefined): Promise<string> {
+  if (uid === undefined) return dir;
+  const entries = await readdir(dir, { withFileTypes: true });
+  const warmed = entries.find((entry) => entry.isDirectory() && /-\d+$/.test(entry.name))?.name;
+  if (!warmed) return dir;
+  const own = warmed.replace(/-\d+$/, `-${uid}`);
+  if (own !== warmed) {
+    await symlink(warmed, join(dir, own)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+  }
+  return dir;
 }

@@ -38,7 +38,7 @@ export async function detectProvider(
   const asRoot = process.getuid?.() === 0;
   if (asRoot && !(await isExecutable(setprivPath))) return fallback('running as root but setpriv is missing');
   const uid = asRoot ? (options.sandboxUid ?? defaultSandboxUid) : undefined;
-  const probe = await probeBwrap({ bwrapPath, setprivPath, uid });
+  const probe = await probeBwrap({ bwrapPath, setprivPath, privileged: uid !== undefined, uid });
   if (!probe.ok) return fallback(probe.reason);
   const provider = await createBwrapProvider({ ...options, bwrapPath, setprivPath });
   return {

@@ -38,3 +38,8 @@ export type { EnsureOptions, RunnerLog, RunnerOptions } from './runner.ts';
 export { Runner } from './runner.ts';
 export type { StandbyOptions } from './standby-pool.ts';
 export type { EntrypointOutputListener, EntrypointStream, SandboxStatus } from './thread-sandbox.ts';
+export type { UidRange } from './workspaces/uid-claims.ts';
+export { defaultUidRange } from './workspaces/uid-claims.ts';
+export { releaseVolumesUnder } from './workspaces/workspace-volume.ts';
+export type { Workspace, WorkspacesOptions } from './workspaces/workspaces.ts';
+export { Workspaces } from './workspaces/workspaces.ts';

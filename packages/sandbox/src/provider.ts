@@ -9,8 +9,13 @@ export type SandboxSize = 'S' | 'M' | 'L';
 export interface SandboxSpec {
   /** Unique per boot; names the cgroup, so a fresh boot never collides with a half-cleaned one. */
   id: string;
-  /** Host path of the workspace, created by the caller. */
+  /** Host path of the workspace, created by the caller (see workspaces/). */
   workspaceDir: string;
+  /**
+   * The uid (and gid) the sandbox runs as when the host is root: its workspace's owner, its own among
+   * the host's sandboxes. Providers that are not root run sandboxes as their own user.
+   */
+  uid?: number;
   size: SandboxSize;
   /**
    * Host path of the runner's API proxy socket. Providers that cut the network off bind it into the

@@ -15,6 +15,8 @@ import {
   sandboxExited,
   ThreadSandbox,
 } from './thread-sandbox.ts';
+import { defaultUidRange } from './workspaces/uid-claims.ts';
+import { Workspaces } from './workspaces/workspaces.ts';
 
 export type RunnerLog = (level: 'info' | 'warn' | 'error', message: string) => void;
 
@@ -38,6 +40,12 @@ export interface RunnerOptions {
    * workspaces. Default one of size S; `count: 0` turns them off.
    */
   standby?: StandbyOptions;
+  /**
+   * Makes the thread workspaces (and the standbys'), each owned by a uid of its own, with its quota.
+   * Shared with whatever else makes workspaces on this data dir (the server's uploads). Default: one
+   * of its own under `<stateDir>/workspace-state`, with the default uid range as root and no quotas.
+   */
+  workspaces?: Workspaces;
 }
 
 export interface EnsureOptions {
@@ -78,6 +86,9 @@ export class Runner {
   readonly #expired = new Set<string>();
   readonly #booting = new Map<string, Promise<void>>();
   readonly #standbys: StandbyPool | undefined;
+  readonly #workspaces: Workspaces;
+  /** The runner made its own `Workspaces`, so it closes them. */
+  readonly #ownsWorkspaces: boolean;
   #proxy: Promise<ApiProxy> | undefined;
   #closed = false;
 
@@ -85,15 +96,24 @@ export class Runner {
   constructor(options: RunnerOptions) {
     this.#options = options;
     this.#log = options.log ?? (() => {});
+    this.#ownsWorkspaces = options.workspaces === undefined;
+    this.#workspaces =
+      options.workspaces ??
+      new Workspaces({
+        stateDir: join(options.stateDir, 'workspace-state'),
+        uids: process.getuid?.() === 0 ? defaultUidRange : undefined,
+      });
     const standby = options.standby ?? defaultStandby;
     if (standby.count > 0) {
       this.#standbys = new StandbyPool({
         ...standby,
         dir: join(options.stateDir, 'standby'),
-        boot: async (id, workspaceDir) =>
+        workspaces: this.#workspaces,
+        boot: async (id, workspaceDir, uid) =>
           options.provider.create({
             id,
             workspaceDir,
+            uid,
             size: standby.size,
             apiSocket: (await this.#apiProxy()).socketPath,
             onStderr: (text) => this.#log('warn', `sandbox ${id} (stderr): ${text.trimEnd()}`),
@@ -243,6 +263,7 @@ export class Runner {
     this.#proxy = undefined;
     await (await proxy?.catch(() => undefined))?.close();
     await this.#options.provider.close();
+    if (this.#ownsWorkspaces) await this.#workspaces.close();
   }
 
   async #boot(threadId: string, options: EnsureOptions): Promise<void> {
@@ -335,11 +356,12 @@ export class Runner {
   }
 
   async #bootFresh(threadId: string, options: EnsureOptions): Promise<SandboxProcess> {
-    await mkdir(options.workspaceDir, { recursive: true });
+    const { uid } = await this.#workspaces.ensure(options.workspaceDir, options.size);
     const proxy = await this.#apiProxy();
     return this.#options.provider.create({
       id: `${threadId}-${randomBytes(4).toString('hex')}`,
       workspaceDir: options.workspaceDir,
+      uid,
       size: options.size,
       apiSocket: proxy.socketPath,
       onStderr: (text) => this.#log('warn', `sandbox for thread ${threadId} (stderr): ${text.trimEnd()}`),

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rename, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SupervisorMessage } from './protocol.ts';
 import type { SandboxProcess, SandboxSize } from './provider.ts';
+import type { Workspaces } from './workspaces/workspaces.ts';
 
 export interface StandbyOptions {
   size: SandboxSize;
@@ -14,8 +14,10 @@ export interface StandbyOptions {
 export interface StandbyPoolOptions extends StandbyOptions {
   /** Holds each standby's workspace; must be on the filesystem of the thread workspaces (see `claim`). */
   dir: string;
-  /** Boots one sandbox of the pool's size with `workspaceDir` as its workspace. */
-  boot: (id: string, workspaceDir: string) => Promise<SandboxProcess>;
+  /** Makes each standby's workspace (with a uid of its own) and hands it over to its thread. */
+  workspaces: Workspaces;
+  /** Boots one sandbox of the pool's size with `workspaceDir` as its workspace, running as `uid`. */
+  boot: (id: string, workspaceDir: string, uid: number | undefined) => Promise<SandboxProcess>;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
@@ -59,25 +61,24 @@ export class StandbyPool {
   }
 
   /**
-   * Hands a standby of `size` over to a thread whose workspace is `workspaceDir`: its workspace
-   * directory is renamed to `workspaceDir`, which must not exist or be an empty directory. The
-   * sandbox's bind mount (or cwd) follows the directory, so it keeps seeing it as its workspace, owned
-   * as its boot made it. A standby still booting is taken too: it is further along than a fresh
-   * boot would be. Undefined when none fits; the caller boots afresh then.
+   * Hands a standby of `size` over to a thread whose workspace is `workspaceDir`, which must not exist
+   * or be an empty directory nobody gave a uid yet: the standby's workspace becomes the thread's (see
+   * `Workspaces.adopt`), and with it the standby's uid. The sandbox keeps seeing it as its workspace.
+   * A standby still booting is taken too: it is further along than a fresh boot would be. Undefined
+   * when none fits; the caller boots afresh then.
    */
   async claim(size: SandboxSize, workspaceDir: string): Promise<SandboxProcess | undefined> {
     if (this.#closed || size !== this.#options.size || this.#slots.length === 0) return undefined;
-    if (!(await isEmptyOrMissing(workspaceDir))) return undefined;
+    if (!(await this.#options.workspaces.adoptable(workspaceDir))) return undefined;
     const slot = this.#take();
     if (!slot) return undefined;
     const sandbox = await slot.booted;
     if (!sandbox) return undefined;
     try {
       if (slot.gone) throw new Error('it exited while waiting');
-      await mkdir(dirname(workspaceDir), { recursive: true });
-      // rename(2) replaces an empty directory in one step and refuses a non-empty one, so files put
-      // into the workspace meanwhile are never lost.
-      await rename(slot.dir, workspaceDir);
+      // Files put into the workspace meanwhile are never lost: the handover then refuses.
+      if (!(await this.#options.workspaces.adopt(slot.dir, workspaceDir)))
+        throw new Error('the workspace was made meanwhile');
       return sandbox;
     } catch (error) {
       this.#options.log('warn', `standby sandbox ${slot.id} not claimed: ${String(error)}`);
@@ -105,12 +106,12 @@ export class StandbyPool {
       }),
     );
     await this.#cleared;
-    await rm(this.#options.dir, { recursive: true, force: true });
+    await this.#options.workspaces.removeAllUnder(this.#options.dir);
   }
 
   async #fill(): Promise<void> {
     // Whatever a previous runner left here is no workspace of any thread.
-    this.#cleared ??= rm(this.#options.dir, { recursive: true, force: true });
+    this.#cleared ??= this.#options.workspaces.removeAllUnder(this.#options.dir);
     await this.#cleared;
     let retryMs = firstRetryMs;
     for (;;) {
@@ -147,12 +148,12 @@ export class StandbyPool {
   async #boot(slot: Slot): Promise<SandboxProcess | undefined> {
     let sandbox: SandboxProcess;
     try {
-      await mkdir(slot.dir, { recursive: true });
-      sandbox = await this.#options.boot(slot.id, slot.dir);
+      const { uid } = await this.#options.workspaces.ensure(slot.dir, this.#options.size);
+      sandbox = await this.#options.boot(slot.id, slot.dir, uid);
     } catch (error) {
       this.#options.log('warn', `standby sandbox did not boot: ${String(error)}`);
       this.#remove(slot);
-      await rm(slot.dir, { recursive: true, force: true });
+      await this.#options.workspaces.remove(slot.dir).catch(() => {});
       return undefined;
     }
     void sandbox.exited.then(() => {
@@ -196,7 +197,7 @@ export class StandbyPool {
 
   async #discard(slot: Slot, sandbox: SandboxProcess): Promise<void> {
     await sandbox.destroy();
-    await rm(slot.dir, { recursive: true, force: true });
+    await this.#options.workspaces.remove(slot.dir);
   }
 
   #allWarm(): boolean {
@@ -207,13 +208,5 @@ export class StandbyPool {
   #changed(): void {
     if (!this.#allWarm()) return;
     for (const resolve of this.#waiters.splice(0)) resolve();
-  }
-}
-
-async function isEmptyOrMissing(dir: string): Promise<boolean> {
-  try {
-    return (await readdir(dir)).length === 0;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT';
   }
 }

@@ -6,6 +6,8 @@ import { type ApiProxy, startApiProxy } from '../src/api-proxy.ts';
 import { type BwrapProvider, createBwrapProvider } from '../src/bwrap-provider.ts';
 import { sandboxLimits } from '../src/limits.ts';
 import type { SandboxProcess, SandboxSize } from '../src/provider.ts';
+import { defaultUidRange } from '../src/workspaces/uid-claims.ts';
+import { Workspaces } from '../src/workspaces/workspaces.ts';
 import { cmdlineOf, pidsWithMarker } from './host-processes.ts';
 import { runScript } from './run-script.ts';
 import { makeTempRoot, removeCgroupParent, testCgroupParent } from './temp-root.ts';
@@ -21,6 +23,7 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
   let proxy: ApiProxy;
   let sandbox: SandboxProcess;
   let workspace: string;
+  let workspaces: Workspaces;
   const booted: SandboxProcess[] = [];
 
   async function boot(
@@ -32,9 +35,11 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
     } = {},
   ): Promise<SandboxProcess> {
     const workspaceDir = spec.workspaceDir ?? (await root.dir(`ws-${booted.length}`));
+    const { uid } = await workspaces.ensure(workspaceDir, spec.size ?? 'S');
     const created = await provider.create({
       id: `t${booted.length}-${Date.now()}`,
       workspaceDir,
+      uid,
       size: spec.size ?? 'S',
       apiSocket: proxy.socketPath,
     });
@@ -52,6 +57,10 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
 
   beforeAll(async () => {
     root = await makeTempRoot('bwrap');
+    workspaces = new Workspaces({
+      stateDir: await root.dir('workspace-state'),
+      uids: process.getuid?.() === 0 ? defaultUidRange : undefined,
+    });
     provider = await createBwrapProvider({
       stateDir: await root.dir('state'),
       cgroups: { mount: cgroupMount, parent: cgroupParent },
@@ -70,24 +79,30 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
     await provider?.close();
     await proxy?.close();
     await server?.close();
+    await workspaces?.close();
     await root?.remove();
     await removeCgroupParent(cgroupMount, cgroupParent);
   });
 
-  it('boots to ready and runs as the unprivileged uid with no capabilities', async () => {
+  it("boots to ready and runs as its workspace's unprivileged uid with no capabilities", async () => {
     expect(sandbox.pid).toBeGreaterThan(0);
     const run = await runScript(
       sandbox,
-      'id -u; id -g; grep CapEff /proc/self/status; grep NoNewPrivs /proc/self/status',
+      'id -u; id -g; id -un; grep CapEff /proc/self/status; grep NoNewPrivs /proc/self/status',
     );
-    expect(run.stdout).toMatch(/^65534\n65534\nCapEff:\s+0+\nNoNewPrivs:\s+1\n$/);
+    const uid = (await stat(workspace)).uid;
+    const user = process.getuid?.() === 0 ? 'sandbox' : '\\S+';
+    expect(run.stdout).toMatch(
+      new RegExp(`^${uid}\\n${uid}\\n${user}\\nCapEff:\\s+0+\\nNoNewPrivs:\\s+1\\n$`),
+    );
+    if (process.getuid?.() === 0) expect(uid).toBeGreaterThanOrEqual(defaultUidRange.base);
   });
 
   it('gives a writable /workspace that persists between commands and lands in the host directory', async () => {
     expect((await runScript(sandbox, 'pwd; echo persisted > note.txt')).stdout).toBe('/workspace\n');
     expect((await runScript(sandbox, 'cat /workspace/note.txt')).stdout).toBe('persisted\n');
     expect(await readFile(join(workspace, 'note.txt'), 'utf8')).toBe('persisted\n');
-    expect((await stat(join(workspace, 'note.txt'))).uid).toBe(65534);
+    expect((await stat(join(workspace, 'note.txt'))).uid).toBe((await stat(workspace)).uid);
   });
 
   it('keeps /usr and /etc read-only', async () => {

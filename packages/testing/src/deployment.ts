@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { releaseVolumesUnder } from '@paddock/sandbox';
 import { createPostgresDatabase, type TestDatabase } from './databases.ts';
 import { type ApiRequest, apiRequester, freePort, waitUntilHealthy } from './http.ts';
 
@@ -139,6 +140,8 @@ export async function startDeployment(
       if (runner) await stopChild(runner);
       for (const other of others) await other.stop();
       await postgres?.drop();
+      // A server or runner killed on purpose leaves its workspace volumes mounted: rm must not go in.
+      await releaseVolumesUnder(dataDir);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

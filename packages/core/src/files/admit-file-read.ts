@@ -10,6 +10,7 @@ import { machineExpired, stopsWhenIdle } from '../machines/machine-lifecycle.ts'
 import { awaitingAdoption } from '../threads/queue-input.ts';
 import { claimSandbox, ensureThreadSandbox } from '../turns/thread-sandbox.ts';
 import { refuseRemoteWorkspace } from './remote-workspace.ts';
+import { ensureWorkspace } from './workspace-target.ts';
 
 /** Seconds a client waits before retrying a read refused while a sandbox is provisioned. */
 const bootRetryAfter = 1;
@@ -61,6 +62,8 @@ export async function admitFileRead(ctx: Ctx, taskId: string): Promise<Workspace
     (s) => s.isDirectory(),
     () => false,
   );
+  // Its volume is mounted again if nothing has since the server started.
+  if (exists) await ensureWorkspace(ctx, thread);
   if ((!exists && active.length > 0) || ctx.sandboxes.isBooting?.(thread.id)) {
     throw new PaddockError('machine_not_ready', "the task's sandbox is being provisioned; retry", {
       retryAfter: bootRetryAfter,

@@ -1,4 +1,3 @@
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type MachineKind, type MachineSize, providerFacts, type Scope, timestamp } from '@paddock/protocol';
 import {
@@ -62,8 +61,8 @@ export async function ensureThreadSandbox(
   const secrets: Record<string, string> = agent.secrets_enc
     ? JSON.parse(services.secrets.open(agent.secrets_enc))
     : {};
+  // Made by the runner's boot (taking a standby's over when it can), or there already.
   const workspaceDir = join(services.workspacesDir, thread.id);
-  await mkdir(workspaceDir, { recursive: true });
   const booted = await sandboxes
     .ensure(thread.id, {
       workspaceDir,

@@ -4,18 +4,19 @@ import {
   closeFileTransfer,
   completeFileTransfer,
   findFileTransfer,
+  findThread,
   markTransferUnstored,
 } from '@paddock/store';
 import type { Services } from '../context.ts';
 import { PaddockError } from '../errors.ts';
 import { fileEntryAt } from '../files/file-entry.ts';
 import { landFile } from '../files/land-file.ts';
-import { ensureWorkspaceDir } from '../files/workspace-target.ts';
+import { ensureWorkspace } from '../files/workspace-target.ts';
 import { transferNotFound } from './get-upload.ts';
 
 /**
  * Once the store holds every byte: the file lands at its path in the workspace, whole (D12), owned
- * by the sandbox uid so the agent can change it; the transfer is `completed` with its file entry,
+ * by the thread's sandbox uid so the agent can change it; the transfer is `completed` with its file entry,
  * and the store's copy is dropped. A landing that fails leaves the workspace as it was and the
  * transfer `failed`, with the reason.
  */
@@ -34,14 +35,16 @@ export async function completeUpload({
   }
   let entry: string;
   try {
-    const workspaceDir = await ensureWorkspaceDir(services.workspacesDir, row.thread_id);
+    const thread = await findThread(store.db, row.thread_id);
+    if (!thread) throw transferNotFound();
+    const workspace = await ensureWorkspace(services, thread);
     const landed = await landFile({
-      workspaceDir,
+      workspaceDir: workspace.dir,
       path: row.path,
       source: await uploads.store.read(row.object_key),
       size: row.size_bytes,
       tempTag: row.id,
-      owner: uploads.fileOwner,
+      owner: workspace.uid,
     });
     entry = JSON.stringify(await fileEntryAt(landed, row.path));
   } catch (error) {

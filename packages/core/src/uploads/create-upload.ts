@@ -31,7 +31,7 @@ export async function createUpload({
   if (body.size_bytes > uploads.maxBytes) {
     throw new PaddockError('upload_too_large', `size_bytes is over the limit of ${uploads.maxBytes} bytes`);
   }
-  const workspaceDir = await ensureWorkspaceDir(ctx.workspacesDir, thread.id);
+  const workspaceDir = await ensureWorkspaceDir(ctx, thread);
   const target = await resolveFileTarget(workspaceDir, body.path);
   const id = newId();
   const expiresMs = Date.now() + uploads.accessTtlMs;

@@ -25,6 +25,4 @@ export interface Uploads {
   retentionMs: number;
   /** The largest `size_bytes` accepted. */
   maxBytes: number;
-  /** The uid (and gid) landed files and the directories made for them get; undefined: leave as is. */
-  fileOwner?: number;
 }

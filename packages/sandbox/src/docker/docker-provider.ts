@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sandboxPaths } from '../bwrap-args.ts';
 import { bwrapSandboxEnv, loopbackApiUrl } from '../bwrap-env.ts';
-import { chownTree } from '../chown-tree.ts';
 import { defaultCodePaths, supervisorMain } from '../code-paths.ts';
 import { sandboxLimits } from '../limits.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSpec } from '../provider.ts';
@@ -57,7 +56,9 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
     kind: 'docker',
     isolation: [
       `Docker containers on ${engine.name} from image ${image}`,
-      `runs as uid ${uid} without capabilities`,
+      asRoot
+        ? "runs as its workspace's own uid, without capabilities"
+        : `runs as uid ${uid} without capabilities`,
       'no network: only the Paddock API through a proxy socket',
       'read-only image; memory, cpu and pids limits of the size (sandbox_b: L)',
     ].join('; '),
@@ -68,7 +69,8 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
       // The id names the container, so it must be one plain segment.
       if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/.test(spec.id))
         throw new Error(`invalid sandbox id: ${spec.id}`);
-      if (asRoot) await chownTree(spec.workspaceDir, uid, uid);
+      // Its workspace's uid: the workspace was made owned by it (workspaces/), nothing is chowned here.
+      const sandboxUid = asRoot ? (spec.uid ?? uid) : uid;
       const containerId = await engine.createContainer(
         `paddock-${spec.id}`,
         containerConfig({
@@ -77,7 +79,7 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
           runnerKey,
           command,
           env: { PATH: '/usr/bin:/bin' },
-          uid,
+          uid: sandboxUid,
           workspaceDir: spec.workspaceDir,
           codePaths,
           apiSocket: spec.apiSocket,

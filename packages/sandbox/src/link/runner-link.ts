@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import type { Runner, RunnerLog } from '../runner.ts';
@@ -117,9 +116,8 @@ export class RunnerLink {
     if (workspacesDir === undefined) return message.workspace_dir;
     if (!/^[A-Za-z0-9_-]+$/.test(message.thread_id))
       throw new Error(`invalid thread id ${message.thread_id}`);
-    const dir = join(workspacesDir, message.thread_id);
-    mkdirSync(dir, { recursive: true });
-    return dir;
+    // Made by the runner's boot, owned by the sandbox's uid (see workspaces/).
+    return join(workspacesDir, message.thread_id);
   }
 
   #send(message: RunnerMessage): void {

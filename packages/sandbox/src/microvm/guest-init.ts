@@ -14,7 +14,10 @@ export interface GuestInitInput {
   /** Module file names under /lib/modules of the initramfs, in load order. */
   modules: string[];
   shares: GuestShare[];
-  /** The uid (and gid) the supervisor runs as in the guest: the owner of the workspace on the host. */
+  /**
+   * The uid (and gid) the supervisor runs as in the guest unless the kernel command line names one
+   * (`paddock.uid=`, per boot): the owner of the workspace on the host.
+   */
   uid: number;
   /** The supervisor's command line inside the guest (fixed paths only). */
   command: string[];
@@ -63,9 +66,12 @@ ${mounts.join('\n')}
 $B ip link set lo up
 control=$(port ${guestPorts.control}) || fail "no control port"
 api=$(port ${guestPorts.api}) || fail "no api port"
-$B chown ${uid}:${uid} $api
+uid=${uid}
+for a in $($B cat /proc/cmdline); do case $a in paddock.uid=*) uid=\${a#paddock.uid=};; esac; done
+case $uid in ''|*[!0-9]*) fail "bad uid";; esac
+$B chown $uid:$uid $api
 $B ln -s $api $R/run/paddock/api
-$B chroot $R /usr/bin/setpriv --reuid=${uid} --regid=${uid} --clear-groups --inh-caps=-all \\
+$B chroot $R /usr/bin/setpriv --reuid=$uid --regid=$uid --clear-groups --inh-caps=-all \\
   --bounding-set=-all --no-new-privs -- /bin/sh -c 'cd /workspace && exec "$@"' paddock-supervisor \\
   ${input.command.map(q).join(' ')} 0<>$control 1>&0 2>/dev/console
 $B poweroff -f

@@ -7,7 +7,6 @@ import { dirname, join } from 'node:path';
 import { sandboxPaths } from '../bwrap-args.ts';
 import { bwrapSandboxEnv, loopbackApiUrl } from '../bwrap-env.ts';
 import { startChildSandbox } from '../child-sandbox-process.ts';
-import { chownTree } from '../chown-tree.ts';
 import { defaultCodePaths, supervisorMain } from '../code-paths.ts';
 import { sandboxLimits } from '../limits.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSpec } from '../provider.ts';
@@ -87,7 +86,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
     `micro-VM: QEMU microvm with ${accel}, its own kernel (${host.kernel.version})`,
     "the host's /usr and the project's code read-only and the workspace read-write over 9p",
     'no network device; the Paddock API over a virtio-serial port',
-    `S/M/L memory and vCPUs; QEMU under seccomp${asRoot ? `, as uid ${uid}` : ''}`,
+    `S/M/L memory and vCPUs; QEMU under seccomp${asRoot ? ", as its workspace's own uid" : ''}`,
   ].join('; ');
 
   return {
@@ -101,7 +100,9 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
         throw new Error(`invalid sandbox id: ${spec.id}`);
       }
       if (!spec.apiSocket) throw new Error('a micro-VM needs the runner API proxy socket');
-      if (asRoot) await chownTree(spec.workspaceDir, uid, uid);
+      // Its workspace's uid, for QEMU on the host and the supervisor in the guest (9p checks the
+      // owner the host reports); the workspace was made owned by it, nothing is chowned here.
+      const sandboxUid = asRoot ? (spec.uid ?? uid) : uid;
       // Under the system's temp dir, not the state dir: a unix socket path has at most 107 bytes.
       const vmDir = await mkdtemp(join(tmpdir(), 'paddock-vm-'));
       const control = await listenOnce(join(vmDir, 'control.sock'));
@@ -123,8 +124,8 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
           shares: [...staticShares, workspaceShare(spec.workspaceDir)],
           controlSocket: control.path,
           apiSocket: api.path,
-          kernelArgs,
-          runAs: asRoot ? uid : undefined,
+          kernelArgs: [...kernelArgs, `paddock.uid=${sandboxUid}`],
+          runAs: asRoot ? sandboxUid : undefined,
         }),
         { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { PATH: '/usr/bin:/bin' } },
       );

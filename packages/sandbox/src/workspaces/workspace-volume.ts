@@ -1,0 +1,104 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { link, open, readFile, stat, unlink } from 'node:fs/promises';
+import { dirname, sep } from 'node:path';
+import { runToExit } from '../run-to-exit.ts';
+
+/**
+ * A workspace's disk quota is the size of a filesystem of its own: a sparse ext4 image, loop-mounted
+ * at the workspace directory. A write past it fails with ENOSPC inside the sandbox, and the host
+ * spends only the blocks written (`discard` gives deleted ones back). Needs root.
+ */
+
+/**
+ * Makes the image at `image`, its root owned by `uid`, unless one is there already; answers whether
+ * this call made it. Made aside and linked into place, so two processes never mount two images of
+ * one workspace, nor a half-made one.
+ */
+export async function makeVolumeImage(image: string, bytes: number, uid: number): Promise<boolean> {
+  const scratch = `${image}.new-${randomBytes(4).toString('hex')}`;
+  const file = await open(scratch, 'wx', 0o600);
+  try {
+    await file.truncate(bytes);
+    await file.close();
+    // -m 0: the sandbox is not root, so blocks reserved for root would only shrink its quota.
+    // Lazy init keeps mkfs at a few ms whatever the size: the tables are zeroed on first use.
+    await run('mkfs.ext4', [
+      '-q',
+      '-F',
+      '-m',
+      '0',
+      '-E',
+      `root_owner=${uid}:${uid},lazy_itable_init=1,lazy_journal_init=1`,
+      scratch,
+    ]);
+    // The workspace is the volume's root: an empty one lists nothing (fsck makes it again if needed).
+    await run('debugfs', ['-w', '-R', 'rmdir lost+found', scratch]);
+    await link(scratch, image);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  } finally {
+    await file.close().catch(() => {});
+    await unlink(scratch).catch(() => {});
+  }
+}
+
+/** Mounts the image at `dir`; nosuid and nodev, so nothing on it can raise privileges on the host. */
+export async function mountVolume(image: string, dir: string): Promise<void> {
+  // mount(8) reuses the loop device an image already has, so a second mount of one image (by another
+  // process, or in a sandbox's namespace) is the same filesystem, never a second one over the file.
+  await run('mount', ['-t', 'ext4', '-o', 'loop,nosuid,nodev,noatime,discard', image, dir]);
+}
+
+/** Shows the volume mounted at `from` at `to` as well (the same filesystem, on the same loop device). */
+export async function bindVolume(from: string, to: string): Promise<void> {
+  await run('mount', ['--bind', from, to]);
+}
+
+/** Whether a filesystem is mounted at `dir` (it sits on another device than its parent). */
+export async function isMountPoint(dir: string): Promise<boolean> {
+  const [own, parent] = await Promise.all([stat(dir), stat(dirname(dir))]);
+  return own.dev !== parent.dev || own.ino === parent.ino;
+}
+
+/** Takes every mount off `dir` (lazily: a process may still sit in it); the loop device frees itself. */
+export async function unmountVolume(dir: string): Promise<void> {
+  for (let i = 0; i < 4; i++) {
+    const { code } = await exec('umount', ['--lazy', dir]).catch(() => ({ code: 1 }));
+    if (code !== 0) return;
+  }
+}
+
+/**
+ * Unmounts every volume mounted under `root`, deepest first: what a killed server or runner left, or
+ * what must go before a data dir is removed (`rm -r` would descend into a mounted volume).
+ */
+export async function releaseVolumesUnder(root: string): Promise<void> {
+  const prefix = root.endsWith(sep) ? root : `${root}${sep}`;
+  const mountInfo = await readFile('/proc/self/mountinfo', 'utf8').catch(() => '');
+  const points = mountInfo
+    .split('\n')
+    .map((line) => line.split(' ')[4])
+    .filter((point): point is string => point !== undefined)
+    .map(unescapeMountPath)
+    .filter((point) => point.startsWith(prefix));
+  for (const point of [...new Set(points)].sort((a, b) => b.length - a.length)) await unmountVolume(point);
+}
+
+/** mountinfo writes space, tab, newline and backslash as octal escapes. */
+function unescapeMountPath(path: string): string {
+  return path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
+}
+
+function exec(command: string, args: string[]) {
+  // mkfs.ext4 lives in /usr/sbin, which a service's PATH may lack.
+  const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
+  return runToExit(spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], env }), 30_000, command);
+}
+
+async function run(command: string, args: string[]): Promise<void> {
+  const { code, stderr } = await exec(command, args);
+  if (code !== 0) throw new Error(`${command} ${args.join(' ')} failed: ${stderr.trim()}`);
+}
