@@ -14,6 +14,7 @@ import {
 } from '@paddock/core';
 import { createEvalJudge, createModelRouter } from '@paddock/models';
 import { createEventLog, createInProcessEventBus, createTurnWorker } from '@paddock/runtime';
+import { createWorkspaceIo } from '@paddock/sandbox';
 import { findThread, findTurn, openStore, type Store } from '@paddock/store';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -91,6 +92,7 @@ export async function startPaddock(
     sandboxes: undefined as unknown as Services['sandboxes'],
     credits: budgetCreditGate({ store, budgets: config.PADDOCK_CREDIT_BUDGETS }),
     workspacesDir: join(config.dataDir, 'workspaces'),
+    workspaceFiles: createWorkspaceIo(),
     sharedFoldersDir: join(config.dataDir, 'shared'),
     machines: {
       idleFreezeMs: config.PADDOCK_SANDBOX_IDLE_MS,
@@ -102,7 +104,7 @@ export async function startPaddock(
       accessTtlMs: config.PADDOCK_UPLOAD_URL_TTL_MS,
       retentionMs: config.PADDOCK_UPLOAD_RETENTION_MS,
       maxBytes: config.PADDOCK_UPLOAD_MAX_BYTES,
-      // Landed files go to the sandbox uid, so the agent can change them; only root can give them away.
+      // A workspace an upload makes is the sandbox's, as a boot would make it; only root can give it away.
       fileOwner: process.getuid?.() === 0 ? config.PADDOCK_SANDBOX_UID : undefined,
     },
     defaultModel: models.defaultModel,

@@ -6,6 +6,7 @@ import type { CreditGate } from './credits/credit-gate.ts';
 import type { SecretBox } from './crypto/secret-box.ts';
 import type { EvalJudge } from './evals/eval-judge.ts';
 import type { Faults } from './faults.ts';
+import type { WorkspaceFiles } from './files/workspace-files.ts';
 import type { MachineTimings } from './machines/machine-lifecycle.ts';
 import type { SandboxHost } from './turns/sandbox-host.ts';
 import type { Uploads } from './uploads/upload-store.ts';
@@ -45,6 +46,8 @@ export interface Services {
   };
   /** Where thread workspaces live on the host: `<dataDir>/workspaces/<thread_id>`. */
   workspacesDir: string;
+  /** Reads and writes inside a workspace, as the sandbox's user (the server resolves no path there). */
+  workspaceFiles: WorkspaceFiles;
   /** Teams' shared folders on the host: `<dataDir>/shared/<team_id>`, at `/shared` in their sandboxes. */
   sharedFoldersDir: string;
   /** Timers of the providers whose sandboxes sleep (sandbox_c) or expire (sandbox_d). */

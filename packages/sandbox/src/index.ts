@@ -37,3 +37,6 @@ export type { EnsureOptions, RunnerLog, RunnerOptions } from './runner.ts';
 export { Runner } from './runner.ts';
 export type { StandbyOptions } from './standby-pool.ts';
 export type { EntrypointOutputListener, EntrypointStream, SandboxStatus } from './thread-sandbox.ts';
+export type { EntryStats, Refused, TreeWalkNode } from './workspace-io/requests.ts';
+export type { WorkspaceIo, WorkspaceIoOptions } from './workspace-io/workspace-io.ts';
+export { createWorkspaceIo } from './workspace-io/workspace-io.ts';

@@ -25,6 +25,9 @@ export interface Uploads {
   retentionMs: number;
   /** The largest `size_bytes` accepted. */
   maxBytes: number;
-  /** The uid (and gid) landed files and the directories made for them get; undefined: leave as is. */
+  /**
+   * The uid (and gid) a workspace made for an upload (before any boot) gets, as its sandbox would:
+   * files land as the workspace's owner. Undefined (not root): the server's own.
+   */
   fileOwner?: number;
 }
