@@ -18,6 +18,7 @@ import {
 } from '@paddock/core';
 import { createEvalJudge, createModelRouter } from '@paddock/models';
 import { createEventLog, createInProcessEventBus, createTurnWorker } from '@paddock/runtime';
+import { createWorkspaceIo } from '@paddock/sandbox';
 import { findThread, findTurn, openStore, type Store } from '@paddock/store';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -106,6 +107,7 @@ export async function startPaddock(
     credits: budgetCreditGate({ store, budgets: config.PADDOCK_CREDIT_BUDGETS }),
     workspacesDir: join(config.dataDir, 'workspaces'),
     workspaces,
+    workspaceFiles: createWorkspaceIo(),
     sharedFoldersDir: join(config.dataDir, 'shared'),
     machines: {
       idleFreezeMs: config.PADDOCK_SANDBOX_IDLE_MS,

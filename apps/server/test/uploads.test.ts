@@ -222,7 +222,9 @@ describe.each(testDatabases())('resumable uploads on $name', (database) => {
 
   it('refuses a path outside the workspace, or a directory, with 400 invalid_path', async () => {
     const taskId = await createIdleThread(server);
-    await mkdir(join(workspace(taskId), 'sub'), { recursive: true });
+    // The server makes the workspace (its sandbox's, as the workspace helper requires), the test what is in it.
+    await createTransfer(server, taskId, 'first.bin', 1);
+    await mkdir(join(workspace(taskId), 'sub'));
     await symlink('/tmp', join(workspace(taskId), 'out'));
     const held = await readdir(join(server.dataDir, 'uploads'));
     for (const path of [

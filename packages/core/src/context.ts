@@ -9,6 +9,7 @@ import type { EvalJudge } from './evals/eval-judge.ts';
 import type { Faults } from './faults.ts';
 import type { WorkspaceMaker } from './files/workspace-target.ts';
 import type { SandboxLimits } from './machines/live-sandboxes.ts';
+import type { WorkspaceFiles } from './files/workspace-files.ts';
 import type { MachineTimings } from './machines/machine-lifecycle.ts';
 import type { OutboundGuard } from './outbound/outbound-guard.ts';
 import type { SandboxHost } from './turns/sandbox-host.ts';
@@ -60,6 +61,8 @@ export interface Services {
   workspacesDir: string;
   /** Makes them (see `ensureWorkspace`): never `mkdir` a workspace anywhere else. */
   workspaces: WorkspaceMaker;
+  /** Reads and writes inside a workspace, as the sandbox's user (the server resolves no path there). */
+  workspaceFiles: WorkspaceFiles;
   /** Teams' shared folders on the host: `<dataDir>/shared/<team_id>`, at `/shared` in their sandboxes. */
   sharedFoldersDir: string;
   /** Timers of the providers whose sandboxes sleep (sandbox_c) or expire (sandbox_d). */

@@ -43,3 +43,6 @@ export { defaultUidRange } from './workspaces/uid-claims.ts';
 export { releaseVolumesUnder } from './workspaces/workspace-volume.ts';
 export type { Workspace, WorkspacesOptions } from './workspaces/workspaces.ts';
 export { Workspaces } from './workspaces/workspaces.ts';
+export type { EntryStats, Refused, TreeWalkNode } from './workspace-io/requests.ts';
+export type { WorkspaceIo, WorkspaceIoOptions } from './workspace-io/workspace-io.ts';
+export { createWorkspaceIo } from './workspace-io/workspace-io.ts';

@@ -1,27 +1,25 @@
-import type { BigIntStats } from 'node:fs';
-import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { type FileEntry, microsTimestamp } from '@paddock/protocol';
 import { accountNames } from './account-names.ts';
+import type { EntryStats } from './workspace-files.ts';
 
 /** The file entry of `stats` (from lstat: a symlink is described, not followed). */
-export async function fileEntry(relativePath: string, stats: BigIntStats): Promise<FileEntry> {
-  const mode = Number(stats.mode);
+export async function fileEntry(relativePath: string, stats: EntryStats): Promise<FileEntry> {
+  const { mode } = stats;
   return {
     name: nameOf(relativePath),
     path: relativePath,
-    is_dir: stats.isDirectory(),
-    size: Number(stats.size),
-    mod_time: microsTimestamp(Number(stats.mtimeNs / 1000n)),
+    is_dir: isDirectory(mode),
+    size: stats.size,
+    mod_time: microsTimestamp(stats.mtimeUs),
     mode: modeString(mode),
     permissions: (mode & 0o7777).toString(8).padStart(4, '0'),
-    ...(await accountNames(Number(stats.uid), Number(stats.gid))),
+    ...(await accountNames(stats.uid, stats.gid)),
   };
 }
 
-/** The file entry of the file at `absolute` (a host path), named by its workspace path. */
-export async function fileEntryAt(absolute: string, relativePath: string): Promise<FileEntry> {
-  return fileEntry(relativePath, await lstat(absolute, { bigint: true }));
+export function isDirectory(mode: number): boolean {
+  return (mode & 0o170000) === 0o040000;
 }
 
 /** The name of a path relative to the workspace; the workspace itself is `workspace` (its name in the sandbox). */

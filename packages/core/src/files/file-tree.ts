@@ -1,14 +1,8 @@
-import { type BigIntStats, constants } from 'node:fs';
-import { opendir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { FileTreeNode } from '@paddock/protocol';
 import { admitFileRead, type FileRead } from './admit-file-read.ts';
-import { readEntries } from './directory-entries.ts';
-import { childPath, nameOf } from './file-entry.ts';
-import { entryThrough, type Located, locate, openConfined, relativeToWorkspace } from './workspace-path.ts';
-
-/** A directory met while walking is opened only if it is one still: never through a symlink. */
-const walkFlags = constants.O_DIRECTORY | constants.O_NOFOLLOW;
+import { nameOf } from './file-entry.ts';
+import { accepted, type TreeWalkNode } from './workspace-files.ts';
+import { pathNotFound, relativeToWorkspace } from './workspace-path.ts';
 
 /**
  * `GET /v2/tasks/{id}/files/tree`: the workspace (or a directory of it) as a tree, breadth first and
@@ -24,80 +18,15 @@ export async function fileTree({
   maxEntries,
 }: FileRead & { maxDepth: number; maxEntries: number }): Promise<FileTreeNode> {
   const workspace = await admitFileRead(ctx, taskId);
-  if (!workspace.exists && relativeToWorkspace(path) === '.') {
+  const relative = relativeToWorkspace(path);
+  if (!workspace.exists && relative === '.') {
     return { name: 'workspace', path: '.', is_dir: true, size: 0, children: [], truncated: false };
   }
-  const located = await locate(workspace.dir, path);
-  const opened = await openConfined(workspace.dir, located);
-  await opened.handle.close();
-  const root: FileTreeNode = { ...treeNode(located.path, opened.stats), truncated: false };
-  if (!root.is_dir) return root;
-
-  let entries = 0;
-  let level: { node: FileTreeNode; at: Located }[] = [{ node: root, at: located }];
-  for (let depth = 1; level.length > 0; depth++) {
-    const next: typeof level = [];
-    for (const { node, at } of level) {
-      const listed = await listDirectory(workspace.dir, at, at === located ? 0 : walkFlags);
-      for (const [name, stats] of listed) {
-        if (entries === maxEntries) {
-          root.truncated = true;
-          return root;
-        }
-        const child = treeNode(childPath(node.path, name), stats);
-        node.children.push(child);
-        entries++;
-        if (!child.is_dir) continue;
-        const childAt = { hostPath: join(at.hostPath, name), path: child.path };
-        if (depth < maxDepth) next.push({ node: child, at: childAt });
-        else if (!root.truncated && (await hasEntries(workspace.dir, childAt))) root.truncated = true;
-      }
-    }
-    level = next;
-  }
-  return root;
+  if (!workspace.exists) throw pathNotFound(relative);
+  const walked = accepted(await ctx.workspaceFiles.tree(workspace.dir, relative, { maxDepth, maxEntries }));
+  return { ...treeNode(walked.root), truncated: walked.truncated };
 }
 
-function treeNode(path: string, stats: BigIntStats): FileTreeNode {
-  return {
-    name: nameOf(path),
-    path,
-    is_dir: stats.isDirectory(),
-    size: Number(stats.size),
-    children: [],
-  };
-}
-
-/**
- * A directory's entries, through its confined descriptor. One that cannot be opened as a directory
- * inside the workspace any more (the sandbox replaced or removed it while we walked) reads as empty.
- */
-async function listDirectory(
-  workspaceDir: string,
-  at: Located,
-  flags: number,
-): Promise<[string, BigIntStats][]> {
-  const opened = await openConfined(workspaceDir, at, flags).catch(() => undefined);
-  if (!opened) return [];
-  try {
-    return await readEntries(opened.handle);
-  } finally {
-    await opened.handle.close();
-  }
-}
-
-/** Whether a directory at the depth bound has anything in it (reads one entry, not the whole). */
-async function hasEntries(workspaceDir: string, at: Located): Promise<boolean> {
-  const opened = await openConfined(workspaceDir, at, walkFlags).catch(() => undefined);
-  if (!opened) return false;
-  try {
-    const dir = await opendir(entryThrough(opened.handle, ''));
-    try {
-      return (await dir.read()) !== null;
-    } finally {
-      await dir.close();
-    }
-  } finally {
-    await opened.handle.close();
-  }
+function treeNode(node: TreeWalkNode): FileTreeNode {
+  return { name: nameOf(node.path), ...node, children: node.children.map(treeNode) };
 }

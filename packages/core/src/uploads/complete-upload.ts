@@ -9,14 +9,14 @@ import {
 } from '@paddock/store';
 import type { Services } from '../context.ts';
 import { PaddockError } from '../errors.ts';
-import { fileEntryAt } from '../files/file-entry.ts';
-import { landFile } from '../files/land-file.ts';
-import { ensureWorkspace } from '../files/workspace-target.ts';
+import { fileEntry } from '../files/file-entry.ts';
+import { accepted } from '../files/workspace-files.ts';
+import { ensureWorkspaceDir } from '../files/workspace-target.ts';
 import { transferNotFound } from './get-upload.ts';
 
 /**
- * Once the store holds every byte: the file lands at its path in the workspace, whole (D12), owned
- * by the thread's sandbox uid so the agent can change it; the transfer is `completed` with its file entry,
+ * Once the store holds every byte: the file lands at its path in the workspace, whole (D12), written
+ * by the workspace helper as the thread's sandbox user, so the agent can change it; the transfer is `completed` with its file entry,
  * and the store's copy is dropped. A landing that fails leaves the workspace as it was and the
  * transfer `failed`, with the reason.
  */
@@ -37,16 +37,16 @@ export async function completeUpload({
   try {
     const thread = await findThread(store.db, row.thread_id);
     if (!thread) throw transferNotFound();
-    const workspace = await ensureWorkspace(services, thread);
-    const landed = await landFile({
-      workspaceDir: workspace.dir,
-      path: row.path,
-      source: await uploads.store.read(row.object_key),
-      size: row.size_bytes,
-      tempTag: row.id,
-      owner: workspace.uid,
-    });
-    entry = JSON.stringify(await fileEntryAt(landed, row.path));
+    const workspaceDir = await ensureWorkspaceDir(services, thread);
+    const { landed } = accepted(
+      await services.workspaceFiles.land(workspaceDir, {
+        path: row.path,
+        size: row.size_bytes,
+        tempTag: row.id,
+        source: await uploads.store.read(row.object_key),
+      }),
+    );
+    entry = JSON.stringify(await fileEntry(row.path, landed));
   } catch (error) {
     const failure =
       error instanceof PaddockError

@@ -4,7 +4,9 @@ import { reachableThread, requireScope } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError } from '../errors.ts';
 import { refuseRemoteWorkspace } from '../files/remote-workspace.ts';
-import { ensureWorkspaceDir, resolveFileTarget } from '../files/workspace-target.ts';
+import { accepted } from '../files/workspace-files.ts';
+import { invalidPath, relativeToWorkspace } from '../files/workspace-path.ts';
+import { ensureWorkspaceDir } from '../files/workspace-target.ts';
 import { toFileTransfer } from './transfer-view.ts';
 import { signUpload } from './upload-signature.ts';
 
@@ -31,8 +33,10 @@ export async function createUpload({
   if (body.size_bytes > uploads.maxBytes) {
     throw new PaddockError('upload_too_large', `size_bytes is over the limit of ${uploads.maxBytes} bytes`);
   }
+  const path = relativeToWorkspace(body.path);
+  if (path === '.') throw invalidPath(body.path, 'the path is the workspace itself, not a file');
   const workspaceDir = await ensureWorkspaceDir(ctx, thread);
-  const target = await resolveFileTarget(workspaceDir, body.path);
+  accepted(await ctx.workspaceFiles.checkTarget(workspaceDir, path));
   const id = newId();
   const expiresMs = Date.now() + uploads.accessTtlMs;
   // The transfer's id is its key in the upload store, so the tus URL names both.
@@ -41,7 +45,7 @@ export async function createUpload({
   const row = {
     id,
     thread_id: thread.id,
-    path: target.relative,
+    path,
     size_bytes: body.size_bytes,
     status: 'pending_upload',
     bytes_transferred: 0,
