@@ -27,6 +27,7 @@ export async function probeBwrap(launch: {
   bwrapPath: string;
   setprivPath: string;
   uid?: number;
+  seccomp?: Buffer;
 }): Promise<{ ok: true } | { ok: false; reason: string }> {
   const child = launchBwrap({
     ...launch,
