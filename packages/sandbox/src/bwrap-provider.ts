@@ -127,13 +127,13 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
     `bubblewrap: own ${asRoot ? '' : 'user, '}pid, network, ipc, uts, cgroup and mount namespaces`,
     uid === undefined ? 'runs as the server user' : `runs as uid ${uid} without capabilities, no_new_privs`,
     seccomp
-      ? 'seccomp filter: no new namespaces (so no user namespaces), mount, keyctl, bpf, perf_event_open, kexec, modules, io_uring and the rest of Docker's default refusals'
+      ? "seccomp filter: no new namespaces (so no user namespaces), mount, keyctl, bpf, perf_event_open, kexec, modules, io_uring and the rest of Docker's default refusals"
       : `no seccomp filter (none for ${process.arch})`,
     `Paddock's code read-only at /opt/paddock${views.hiding ? '' : ' (its host path shows in /proc/self/mountinfo)'}, a generated /etc`,
     'network only to the Paddock API through a proxy',
     limited
       ? 'S/M/L limits through cgroup v1 (memory, cpu, pids)'
-      : `no resource limits ($cgroupConfig ? 'cgroup v1 controllers not writable' : 'cgroups turned off')`,
+      : `no resource limits (${cgroupConfig ? 'cgroup v1 controllers not writable' : 'cgroups turned off'})`,
   ].join('; ');
 
   return {
