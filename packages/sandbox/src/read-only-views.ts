@@ -16,12 +16,17 @@ import { releaseLeftoverMounts, releaseMountPoint } from './shared-mount.ts';
 export class ReadOnlyViews {
   readonly #root: string;
   readonly #points: string[] = [];
-  /** Whether views hide their sources; false when not root or the kernel has no overlayfs. */
-  readonly hiding: boolean;
+  readonly #enabled: boolean;
+  #failed = false;
 
-  private constructor(root: string, hiding: boolean) {
+  private constructor(root: string, enabled: boolean) {
     this.#root = root;
-    this.hiding = hiding;
+    this.#enabled = enabled;
+  }
+
+  /** Whether every view so far hides its source: false when not root, without overlayfs, or one failed. */
+  get hiding(): boolean {
+    return this.#enabled && !this.#failed;
   }
 
   /** Clears views a crashed runner left under `root`. */
@@ -39,10 +44,16 @@ export class ReadOnlyViews {
     return views;
   }
 
-  /** A path showing `dir` read-only (the view, or `dir` itself when views cannot hide). */
+  /**
+   * A path showing `dir` read-only: the view, or `dir` itself when views cannot hide (a directory
+   * overlayfs refuses as a layer, say), which `hiding` then reports.
+   */
   async show(dir: string): Promise<string> {
-    if (!this.hiding) return dir;
-    return this.#mount(dir, `v${this.#points.length}`);
+    if (!this.#enabled) return dir;
+    return this.#mount(dir, `v${this.#points.length}`).catch(() => {
+      this.#failed = true;
+      return dir;
+    });
   }
 
   async release(): Promise<void> {
