@@ -111,6 +111,7 @@ describe.skipIf(unavailable !== undefined).each(testDatabases())(
         `(echo > /dev/tcp/127.0.0.1/${new URL(server.url).port}) 2>/dev/null && echo reached-server || echo server-unreachable`,
         'test -e /var/run/docker.sock && echo docker-socket || echo no-docker-socket',
         'touch /usr/x 2>/dev/null && echo image-writable || echo image-read-only',
+        'test -r /opt/paddock/packages/harness/package.json && echo code-at-opt-paddock',
         'touch /opt/paddock/packages/x 2>/dev/null && echo code-writable || echo code-read-only',
         `test -e ${projectRoot} && echo checkout-visible; grep -c ${projectRoot} /proc/self/mountinfo`,
         'grep Seccomp: /proc/self/status; unshare -Ur true 2>/dev/null && echo userns-allowed',
@@ -127,7 +128,7 @@ describe.skipIf(unavailable !== undefined).each(testDatabases())(
       expect(seen).toContain('server-unreachable');
       expect(seen).toContain('no-docker-socket');
       expect(seen).toContain('image-read-only');
-      expect(seen).toContain('code-read-only');
+      expect(seen).toContain('code-at-opt-paddock\ncode-read-only');
       // The code is at a neutral path, the checkout's named nowhere; the engine's seccomp profile holds.
       expect(seen).toContain('code-read-only\n0\nSeccomp:\t2\n');
       expect(seen).toContain('secret=hello-from-secret');
