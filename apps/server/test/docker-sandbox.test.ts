@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { ThreadEvent } from '@paddock/protocol';
-import { defaultSandboxImage } from '@paddock/sandbox';
+import { defaultSandboxImage, sandboxCodeLayout } from '@paddock/sandbox';
 import { testDatabases } from '@paddock/testing';
 import { ensureTestImage, startTestDockerd, type TestDockerd } from '@paddock/testing/docker';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
@@ -31,7 +31,8 @@ interface Capabilities {
 const configDir = mkdtempSync(join(tmpdir(), 'paddock-docker-config-'));
 const config = join(configDir, 'paddock.yaml');
 writeFileSync(config, 'providers:\n  sandbox_b: { enabled: true }\n');
-const projectPackages = resolve(import.meta.dirname, '..', '..', '..', 'packages');
+const projectRoot = resolve(import.meta.dirname, '..', '..', '..');
+const nodeInside = sandboxCodeLayout(process.execPath).node;
 
 /** An address of this host other than loopback, which a sandbox must not reach. */
 const hostAddress =
@@ -110,7 +111,10 @@ describe.skipIf(unavailable !== undefined).each(testDatabases())(
         `(echo > /dev/tcp/127.0.0.1/${new URL(server.url).port}) 2>/dev/null && echo reached-server || echo server-unreachable`,
         'test -e /var/run/docker.sock && echo docker-socket || echo no-docker-socket',
         'touch /usr/x 2>/dev/null && echo image-writable || echo image-read-only',
-        `touch ${projectPackages}/x 2>/dev/null && echo code-writable || echo code-read-only`,
+        'test -r /opt/paddock/packages/harness/package.json && echo code-at-opt-paddock',
+        'touch /opt/paddock/packages/x 2>/dev/null && echo code-writable || echo code-read-only',
+        `test -e ${projectRoot} && echo checkout-visible; grep -c ${projectRoot} /proc/self/mountinfo`,
+        'grep Seccomp: /proc/self/status; unshare -Ur true 2>/dev/null && echo userns-allowed',
         'echo "secret=$GREETING"',
         'echo kept > note.txt',
       ].join('; ');
@@ -126,7 +130,9 @@ describe.skipIf(unavailable !== undefined).each(testDatabases())(
       expect(seen).toContain('server-unreachable');
       expect(seen).toContain('no-docker-socket');
       expect(seen).toContain('image-read-only');
-      expect(seen).toContain('code-read-only');
+      expect(seen).toContain('code-at-opt-paddock\ncode-read-only');
+      // The code is at a neutral path, the checkout's named nowhere; the engine's seccomp profile holds.
+      expect(seen).toContain('code-read-only\n0\nSeccomp:\t2\n');
       expect(seen).toContain('secret=hello-from-secret');
 
       // The engine runs it as one labelled container, whose configuration holds no secret.
@@ -169,7 +175,7 @@ describe.skipIf(unavailable !== undefined).each(testDatabases())(
       expect(run).toMatchObject({ exit_code: 0, stdout: 'sandbox\nsuite=bookworm\n' });
 
       // Past L's 4 GiB of memory a process is killed; the sandbox itself lives on.
-      const hog = `${process.execPath} -e 'const a = []; for (;;) a.push(Buffer.alloc(256 << 20, 1))'`;
+      const hog = `${nodeInside} -e 'const a = []; for (;;) a.push(Buffer.alloc(256 << 20, 1))'`;
       expect(await shell(server, thread_id, `${hog}; echo "exit=$?"`)).toContain('exit=137');
       expect(await shell(server, thread_id, 'cat note.txt')).toBe('kept\n');
 

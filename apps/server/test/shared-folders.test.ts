@@ -51,4 +51,14 @@ describe.each(testDatabases())('team shared folders on $name', (database) => {
     const onHost = join(server.dataDir, 'shared', teamId, 'note.txt');
     expect(readFileSync(onHost, 'utf8')).toBe('from-one\n');
   });
+
+  it('shows /shared nosuid and nodev, so nothing placed there runs with privileges', async (context) => {
+    if (!sharedFolders) context.skip();
+    // The last mount at /shared is the team's folder, on top of the sandbox's own mount point.
+    const options = await shell(
+      `awk '$5 == "/shared" { options = $6 } END { print options }' /proc/self/mountinfo`,
+      'flags',
+    );
+    expect(options.trim().split(',')).toEqual(expect.arrayContaining(['nosuid', 'nodev']));
+  });
 });

@@ -1,3 +1,5 @@
+import type { CodeDir } from './code-paths.ts';
+
 /** Paths the supervisor sees; fixed so that scripts and the harness can rely on them. */
 export const sandboxPaths = {
   workspace: '/workspace',
@@ -17,8 +19,8 @@ export interface BwrapArgsInput {
   workspaceDir: string;
   /** The staged /etc (see sandbox-etc.ts). */
   etcDir: string;
-  /** Directories bound read-only at their host paths (the project's packages and node_modules, node). */
-  codePaths: string[];
+  /** Directories bound read-only (the project's packages and node_modules under /opt/paddock; see code-paths.ts). */
+  code: CodeDir[];
   /** Host path of the API proxy socket, bound at /run/paddock/api.sock. */
   apiSocket?: string;
   compileCacheDir?: string;
@@ -56,10 +58,14 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
   args.push('--perms', '1777', '--tmpfs', '/tmp');
   // Directories bwrap creates on its own get mode 0700 of whoever runs it: as root, the sandbox uid
   // could not reach the code binds below them. They are made after the tmpfs mounts, which would
-  // otherwise cover those under /tmp (a checkout in /tmp, as CI has).
-  const destinations = [...input.codePaths, sandboxPaths.apiSocket, sandboxPaths.compileCache];
+  // otherwise cover those under /tmp.
+  const destinations = [
+    ...input.code.map((dir) => dir.inside),
+    sandboxPaths.apiSocket,
+    sandboxPaths.compileCache,
+  ];
   for (const dir of ancestorsOf(destinations)) args.push('--perms', '0755', '--dir', dir);
-  for (const path of input.codePaths) args.push('--ro-bind', path, path);
+  for (const dir of input.code) args.push('--ro-bind', dir.host, dir.inside);
   if (input.apiSocket) args.push('--ro-bind', input.apiSocket, sandboxPaths.apiSocket);
   if (input.compileCacheDir) {
     const bind = input.compileCacheWritable ? '--bind' : '--ro-bind';

@@ -10,6 +10,8 @@ export interface BwrapLaunch {
    * launcher can be spawned before anyone knows whose sandbox it will be.
    */
   privileged: boolean;
+  /** A compiled seccomp filter (seccomp-filter.ts) bwrap applies before it execs the command. */
+  seccomp?: Buffer;
   /** cgroup.procs files the process joins before it execs anything else. */
   cgroupProcs?: string[];
   /** What runs in the sandbox; it stays on argv, so it must hold no secrets. */
@@ -49,16 +51,25 @@ export function spawnBwrap(launch: BwrapLaunch): BwrapLauncher {
   const argv: string[] = [];
   if (launch.cgroupProcs?.length)
     argv.push('/bin/sh', '-c', joinCgroups, 'paddock-cgroup', ...launch.cgroupProcs, '--');
-  argv.push(launch.bwrapPath, ...bwrapIsolationArgs(privileged), '--args', '3', '--');
+  argv.push(launch.bwrapPath, ...bwrapIsolationArgs(privileged), '--args', '3');
+  // On argv with the namespaces, and on a descriptor of its own written at once: a standby launcher
+  // gets the same filter as any sandbox, before its options are known.
+  if (launch.seccomp) argv.push('--seccomp', '4');
+  argv.push('--');
   if (privileged) argv.push('/bin/sh', '-c', dropToSandboxUid, 'paddock-drop', launch.setprivPath);
   argv.push(...launch.command);
   const child = spawn(argv[0]!, argv.slice(1), {
-    stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe', 'pipe', launch.seccomp ? 'pipe' : 'ignore'],
     detached: true,
     env: { PATH: '/usr/bin:/bin' },
   });
   const optionsPipe = child.stdio[3] as Duplex;
   optionsPipe.on('error', () => {});
+  if (launch.seccomp) {
+    const seccompPipe = child.stdio[4] as Duplex;
+    seccompPipe.on('error', () => {});
+    seccompPipe.end(launch.seccomp);
+  }
   const joined = launch.cgroupProcs?.length ? whenJoined(child, optionsPipe) : Promise.resolve();
   joined.catch(() => {});
   return {

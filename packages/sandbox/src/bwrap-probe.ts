@@ -28,6 +28,7 @@ export async function probeBwrap(launch: {
   setprivPath: string;
   privileged: boolean;
   uid?: number;
+  seccomp?: Buffer;
 }): Promise<{ ok: true } | { ok: false; reason: string }> {
   const child = launchBwrap({
     ...launch,

@@ -11,12 +11,14 @@ import {
   SandboxCgroup,
 } from './cgroups.ts';
 import { startChildSandbox } from './child-sandbox-process.ts';
-import { defaultCodePaths, supervisorMain } from './code-paths.ts';
+import { type CodeDir, type CodeLayout, sandboxCodeLayout } from './code-paths.ts';
 import { compileCacheFor, warmCompileCache } from './compile-cache.ts';
 import { sandboxLimits } from './limits.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSpec } from './provider.ts';
+import { ReadOnlyViews } from './read-only-views.ts';
 import { buildSandboxEtc } from './sandbox-etc.ts';
 import { sandboxUserArgs } from './sandbox-user.ts';
+import { sandboxSeccompFilter } from './seccomp-filter.ts';
 import { releaseLeftoverMounts, SharedMount } from './shared-mount.ts';
 import { type Launcher, StandbyLauncher } from './standby-launcher.ts';
 
@@ -25,16 +27,13 @@ export interface BwrapProviderOptions {
   stateDir: string;
   bwrapPath?: string;
   setprivPath?: string;
-  /**
-   * As root: the uid of the compile cache's warm-up run, and of a sandbox whose spec names none
-   * (a thread's sandbox runs as its workspace's uid, see workspaces/). Default 65534.
-   */
+  /** The uid (and gid) sandboxes run as when the host process is root. Default 65534. */
   sandboxUid?: number;
   /** cgroup v1 location; `false` runs without limits. */
   cgroups?: CgroupConfig | false;
   nodePath?: string;
-  /** Read-only binds at their host paths; defaults to the project's packages/ and node_modules/. */
-  codePaths?: string[];
+  /** The code sandboxes see under /opt/paddock; defaults to the project's packages/ and node_modules/. */
+  code?: CodeLayout;
   bootTimeoutMs?: number;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
@@ -54,7 +53,7 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
   const bwrapPath = options.bwrapPath ?? '/usr/bin/bwrap';
   const setprivPath = options.setprivPath ?? '/usr/bin/setpriv';
   const nodePath = options.nodePath ?? process.execPath;
-  const codePaths = options.codePaths ?? defaultCodePaths(nodePath);
+  const layout = options.code ?? sandboxCodeLayout(nodePath);
   const asRoot = process.getuid?.() === 0;
   const uid = asRoot ? (options.sandboxUid ?? defaultSandboxUid) : undefined;
   const cgroupConfig = options.cgroups === false ? undefined : (options.cgroups ?? defaultCgroupConfig);
@@ -68,17 +67,24 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
   const sharedRoot = asRoot ? join(options.stateDir, 'shared-mounts') : undefined;
   if (sharedRoot) await releaseLeftoverMounts(sharedRoot);
   await buildSandboxEtc(etcDir, uid ?? process.getuid?.() ?? 0);
+  // What sandboxes bind read-only is shown through views, so no bind names a host path (the checkout,
+  // the data dir); see read-only-views.ts.
+  const views = await ReadOnlyViews.open(join(options.stateDir, 'views'), asRoot);
+  const code: CodeDir[] = [];
+  for (const dir of layout.dirs) code.push({ host: await views.show(dir.host), inside: dir.inside });
+  const etc = await views.show(etcDir);
+  const seccomp = sandboxSeccompFilter();
+  if (!seccomp) options.log?.('warn', `no seccomp filter for ${process.arch}: sandboxes run without one`);
   const usersDir = join(options.stateDir, 'users');
-  const launch = { bwrapPath, setprivPath, privileged: uid !== undefined };
+  const launch = { bwrapPath, setprivPath, privileged: uid !== undefined, seccomp };
   // Fixed paths only: launchers are spawned before the spec of their sandbox is known.
   const supervisorCommand = [
-    nodePath,
-    supervisorMain,
+    layout.node,
+    layout.supervisor,
     '--workspace',
     sandboxPaths.workspace,
     '--proxy-socket',
     sandboxPaths.apiSocket,
-    '--own-pids',
   ];
 
   // Not awaited: the first create waits for it, so building the provider stays quick.
@@ -89,17 +95,18 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
       launchBwrap({
         ...launch,
         uid,
-        command: [nodePath, supervisorMain, '--warm'],
+        command: [layout.node, layout.supervisor, '--warm'],
         options: bwrapArgs({
           env: { PATH: '/usr/bin:/bin', NODE_COMPILE_CACHE: sandboxPaths.compileCache },
           workspaceDir,
-          etcDir,
-          codePaths,
+          etcDir: etc,
+          code,
           compileCacheDir: cacheDir,
           compileCacheWritable: true,
         }),
       }),
   }).catch((error: unknown) => {
+    // Bound as it is, not through a view: each sandbox uid gets its own entry in it (compileCacheFor).
     options.log?.('warn', `supervisor compile cache unavailable, sandboxes boot slower: ${String(error)}`);
     return undefined;
   });
@@ -119,7 +126,13 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
 
   const isolation = [
     `bubblewrap: own ${asRoot ? '' : 'user, '}pid, network, ipc, uts, cgroup and mount namespaces`,
-    uid === undefined ? 'runs as the server user' : "runs as its workspace's own uid",
+    uid === undefined
+      ? 'runs as the server user'
+      : "runs as its workspace's own uid, without capabilities, no_new_privs",
+    seccomp
+      ? "seccomp filter: no new namespaces (so no user namespaces), mount, keyctl, bpf, perf_event_open, kexec, modules, io_uring and the rest of Docker's default refusals"
+      : `no seccomp filter (none for ${process.arch})`,
+    `Paddock's code read-only at /opt/paddock${views.hiding ? '' : ' (its host path shows in /proc/self/mountinfo)'}, a generated /etc`,
     'network only to the Paddock API through a proxy',
     limited
       ? 'S/M/L limits through cgroup v1 (memory, cpu, pids)'
@@ -153,8 +166,8 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
             ...bwrapArgs({
               env: bwrapSupervisorEnv(cacheDir !== undefined),
               workspaceDir: spec.workspaceDir,
-              etcDir,
-              codePaths,
+              etcDir: etc,
+              code,
               apiSocket: spec.apiSocket,
               compileCacheDir: cacheDir,
               sharedDir: shared?.path,
@@ -190,7 +203,11 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
       void booted.finally(() => standby.refill()).catch(() => {});
       return booted;
     },
-    close: () => standby.close(),
+    async close() {
+      await standby.close();
+      // Sandboxes still running keep their own copies of the views.
+      await views.release();
+    },
   };
 }
 

@@ -2,6 +2,7 @@ import { findBwrap, isExecutable, probeBwrap } from './bwrap-probe.ts';
 import { type BwrapProviderOptions, createBwrapProvider, defaultSandboxUid } from './bwrap-provider.ts';
 import { createProcessProvider } from './process-provider.ts';
 import type { SandboxProvider } from './provider.ts';
+import { sandboxSeccompFilter } from './seccomp-filter.ts';
 
 /** What `GET /v2/machines/capabilities` reports about sandboxes. */
 export interface ProviderReport {
@@ -38,7 +39,13 @@ export async function detectProvider(
   const asRoot = process.getuid?.() === 0;
   if (asRoot && !(await isExecutable(setprivPath))) return fallback('running as root but setpriv is missing');
   const uid = asRoot ? (options.sandboxUid ?? defaultSandboxUid) : undefined;
-  const probe = await probeBwrap({ bwrapPath, setprivPath, privileged: uid !== undefined, uid });
+  const probe = await probeBwrap({
+    bwrapPath,
+    setprivPath,
+    privileged: uid !== undefined,
+    uid,
+    seccomp: sandboxSeccompFilter(),
+  });
   if (!probe.ok) return fallback(probe.reason);
   const provider = await createBwrapProvider({ ...options, bwrapPath, setprivPath });
   return {

@@ -4,6 +4,8 @@ export type { BwrapProvider, BwrapProviderOptions } from './bwrap-provider.ts';
 export { createBwrapProvider, defaultSandboxUid } from './bwrap-provider.ts';
 export type { CgroupConfig } from './cgroups.ts';
 export { defaultCgroupConfig } from './cgroups.ts';
+export type { CodeDir, CodeLayout } from './code-paths.ts';
+export { sandboxCodeLayout } from './code-paths.ts';
 export type { DetectProviderOptions, ProviderReport } from './detect-provider.ts';
 export { detectProvider } from './detect-provider.ts';
 export type { RootfsOptions } from './docker/base-image.ts';

@@ -22,9 +22,21 @@ export class SharedMount {
     return new SharedMount(path);
   }
 
-  /** Shows the team's folder at the sandbox's `/shared`. */
-  attach(teamDir: string): Promise<void> {
-    return mount(['--bind', teamDir, this.path]);
+  /**
+   * Shows the team's folder at the sandbox's `/shared`, nosuid and nodev. Propagation copies a mount
+   * as it is when made, and a later remount of the host's copy does not reach the sandbox's: so the
+   * folder is bound with those flags at a private staging point first, and that mount (flags and all)
+   * bound onto the sandbox's point.
+   */
+  async attach(teamDir: string): Promise<void> {
+    const staging = `${this.path}.staging`;
+    await mkdir(staging, { mode: 0o700 });
+    try {
+      await mount(['--bind', '-o', 'nosuid,nodev', teamDir, staging]);
+      await mount(['--bind', staging, this.path]);
+    } finally {
+      await releaseMountPoint(staging);
+    }
   }
 
   async release(): Promise<void> {
@@ -37,7 +49,7 @@ export async function releaseLeftoverMounts(root: string): Promise<void> {
   for (const name of await readdir(root).catch(() => [])) await releaseMountPoint(join(root, name));
 }
 
-async function releaseMountPoint(path: string): Promise<void> {
+export async function releaseMountPoint(path: string): Promise<void> {
   // The team folder sits on the point's own bind, one mount over the other: each umount takes the
   // top one off (lazily, should a process still sit in it) until none is left.
   for (let i = 0; i < 4; i++) {

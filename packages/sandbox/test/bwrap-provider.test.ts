@@ -4,8 +4,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiProxy, startApiProxy } from '../src/api-proxy.ts';
 import { type BwrapProvider, createBwrapProvider } from '../src/bwrap-provider.ts';
+import { sandboxCodeLayout } from '../src/code-paths.ts';
 import { sandboxLimits } from '../src/limits.ts';
 import type { SandboxProcess, SandboxSize } from '../src/provider.ts';
+import { sandboxEtcEntries } from '../src/sandbox-etc.ts';
 import { defaultUidRange } from '../src/workspaces/uid-claims.ts';
 import { Workspaces } from '../src/workspaces/workspaces.ts';
 import { cmdlineOf, pidsWithMarker } from './host-processes.ts';
@@ -15,6 +17,8 @@ import { startTestServer, type TestServer } from './test-server.ts';
 
 const cgroupMount = '/sys/fs/cgroup';
 const cgroupParent = testCgroupParent('bwrap');
+const projectRoot = join(import.meta.dirname, '..', '..', '..');
+const nodeInside = sandboxCodeLayout(process.execPath).node;
 
 describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
   let root: Awaited<ReturnType<typeof makeTempRoot>>;
@@ -126,7 +130,6 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
     await writeFile(join(other, 'secret.txt'), 'other thread');
     const dataDir = await root.dir('.paddock');
     await writeFile(join(dataDir, 'paddock.db'), 'database');
-    const projectRoot = join(import.meta.dirname, '..', '..', '..');
     const hidden = [
       other,
       dataDir,
@@ -137,12 +140,80 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
     const probes = hidden.map((path) => `test -e '${path}' && echo visible: ${path}`);
     const run = await runScript(sandbox, `${probes.join('; ')}; true`);
     expect(run.stdout).toBe('');
-    // The code it needs is there, read-only.
-    const code = await runScript(
+  });
+
+  it("shows Paddock's code at /opt/paddock and names nothing of the host's checkout", async () => {
+    const run = await runScript(
       sandbox,
-      `test -r '${join(projectRoot, 'packages', 'harness', 'package.json')}' && echo code`,
+      [
+        `test -e '${projectRoot}' && echo checkout visible`,
+        'test -r /opt/paddock/packages/harness/package.json && echo harness',
+        'test -r /opt/paddock/node_modules/@paddock/harness/package.json && echo linked',
+        'touch /opt/paddock/packages/x 2>/dev/null || echo read-only',
+        'readlink /proc/$PPID/exe',
+        `cat /proc/self/mountinfo /proc/$PPID/cmdline /proc/$PPID/environ | grep -c '${projectRoot}'`,
+      ].join('; '),
     );
-    expect(code.stdout).toBe('code\n');
+    expect(run.stdout).toBe(`harness\nlinked\nread-only\n${nodeInside}\n0\n`);
+    expect(nodeInside.startsWith('/opt/paddock/') || nodeInside.startsWith('/usr/')).toBe(true);
+  });
+
+  it('has a generated /etc: two users, loopback names, CA certificates, nothing else of the host', async () => {
+    const run = await runScript(
+      sandbox,
+      [
+        'ls -A /etc',
+        'cut -d: -f1 /etc/passwd',
+        'getent hosts sandbox',
+        `python3 -c "import ssl; print(ssl.create_default_context().cert_store_stats()['x509_ca'] > 0)"`,
+        "echo a b | awk '{print $2}'",
+        'which git',
+      ].join('; '),
+    );
+    expect(run.stdout).toBe(
+      `${[...sandboxEtcEntries].sort().join('\n')}\nroot\nsandbox\n127.0.0.1       localhost sandbox\nTrue\nb\n/usr/bin/git\n`,
+    );
+  });
+
+  it('refuses user namespaces and what container runtimes refuse, and ordinary work still runs', async () => {
+    const probes = [
+      'import ctypes, os',
+      'libc = ctypes.CDLL("libc.so.6", use_errno=True)',
+      'def errno(nr, *args):',
+      '    ctypes.set_errno(0)',
+      '    result = libc.syscall(nr, *args)',
+      '    return os.strerror(ctypes.get_errno()) if result == -1 else "allowed"',
+      // mount, umount2, keyctl, add_key, bpf, perf_event_open, unshare(CLONE_NEWNS), unshare(CLONE_NEWUSER),
+      // clone(CLONE_NEWUSER), setns, userfaultfd, io_uring_setup, clone3.
+      'calls = [(165, b"none", b"/tmp", b"tmpfs", 0, None), (166, b"/tmp", 0), (250, 0, 0), (248, b"user", b"k", None, 0, -2),',
+      '         (321, 0, None, 0), (298, None, 0, -1, -1, 0), (272, 0x20000), (272, 0x10000000),',
+      '         (56, 0x10000000 | 17, None, None, None, 0), (308, 0, 0), (323, 0), (425, 1, None), (435, None, 0)]',
+      'print(" ".join(errno(*call).split()[0] for call in calls))',
+    ].join('\n');
+    const run = await runScript(
+      sandbox,
+      [
+        'unshare -Ur true 2>/dev/null && echo userns allowed',
+        'unshare -m true 2>/dev/null && echo mountns allowed',
+        `python3 -c '${probes}'`,
+        'grep Seccomp: /proc/self/status',
+        // Threads (clone3 refused, then clone), a background process, ps, node, git.
+        `python3 -c "import threading; t = threading.Thread(target=print, args=('thread',)); t.start(); t.join()"`,
+        'sleep 30 & ps -e -o comm= | grep -c sleep; kill %1',
+        `${nodeInside} -e "console.log(require('node:os').cpus().length > 0)"`,
+        'git init -q /tmp/repo && cd /tmp/repo && echo x > f && git add f && git -c user.name=a -c user.email=a@b commit -qm one && git rev-list --count HEAD',
+      ].join('; '),
+    );
+    expect(run.stdout).toBe(`${'Operation '.repeat(12)}Function\nSeccomp:\t2\nthread\n1\ntrue\n1\n`);
+  });
+
+  it('kills a process that makes a system call through another ABI (x32)', async () => {
+    const run = await runScript(
+      sandbox,
+      'python3 -c "import ctypes; ctypes.CDLL(None).syscall(0x40000000 | 39); print("survived")"; echo $?',
+    );
+    // 128 + SIGSYS.
+    expect(run.stdout).toBe('159\n');
   });
 
   it('hands the env to the sandbox, but keeps secrets off the host process list', async () => {
@@ -196,7 +267,7 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
     expect(viaProxy.stdout).toContain('hello from the host');
     const node = await runScript(
       sandbox,
-      `'${process.execPath}' -e 'fetch(process.env.PADDOCK_API_URL + "/hello").then(r => r.text()).then(t => process.stdout.write(t))'`,
+      `'${nodeInside}' -e 'fetch(process.env.PADDOCK_API_URL + "/hello").then(r => r.text()).then(t => process.stdout.write(t))'`,
     );
     expect(node.stdout).toBe('hello from the host\n');
   });

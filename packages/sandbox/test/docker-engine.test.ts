@@ -46,11 +46,17 @@ describe('Docker engine client', () => {
       image: 'paddock-sandbox:bookworm',
       id: 'thread-1',
       runnerKey: 'abc',
-      command: ['/opt/node', '/code/packages/sandbox/src/supervisor/main.ts'],
+      command: [
+        '/opt/paddock/node_modules/node/bin/node',
+        '/opt/paddock/packages/sandbox/src/supervisor/main.ts',
+      ],
       env: { PATH: '/usr/bin:/bin' },
       uid: 65534,
       workspaceDir: '/data/workspaces/thread-1',
-      codePaths: ['/code/packages', '/code/node_modules'],
+      code: [
+        { host: '/code/packages', inside: '/opt/paddock/packages' },
+        { host: '/code/node_modules', inside: '/opt/paddock/node_modules' },
+      ],
       apiSocket: '/data/sandboxes-docker/api-proxy/api.sock',
       limits: sandboxLimits.L,
     }) as { User: string; Env: string[]; HostConfig: Record<string, unknown> };
@@ -67,8 +73,8 @@ describe('Docker engine client', () => {
       PidsLimit: 1024,
       LogConfig: { Type: 'none', Config: {} },
       Binds: [
-        '/code/packages:/code/packages:ro',
-        '/code/node_modules:/code/node_modules:ro',
+        '/code/packages:/opt/paddock/packages:ro',
+        '/code/node_modules:/opt/paddock/node_modules:ro',
         '/data/sandboxes-docker/api-proxy/api.sock:/run/paddock/api.sock:ro',
         '/data/workspaces/thread-1:/workspace',
       ],

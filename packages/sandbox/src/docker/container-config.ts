@@ -1,4 +1,5 @@
 import { sandboxPaths } from '../bwrap-args.ts';
+import type { CodeDir } from '../code-paths.ts';
 import type { SandboxLimits } from '../limits.ts';
 
 /** Labels every sandbox container carries, so a runner finds what a crashed one left behind. */
@@ -17,8 +18,8 @@ export interface ContainerConfigInput {
   /** The uid (and gid) everything in the container runs as. */
   uid: number;
   workspaceDir: string;
-  /** Bound read-only at their host paths (the project's packages and node_modules, node). */
-  codePaths: string[];
+  /** Bound read-only (the project's packages and node_modules under /opt/paddock; see code-paths.ts). */
+  code: CodeDir[];
   /** Host path of the runner's API proxy socket, bound at /run/paddock/api.sock. */
   apiSocket?: string;
   limits: SandboxLimits;
@@ -33,7 +34,7 @@ const cpuPeriodMicros = 100_000;
  * supervisor's output carries the thread's conversation).
  */
 export function containerConfig(input: ContainerConfigInput): object {
-  const binds = input.codePaths.map((path) => `${path}:${path}:ro`);
+  const binds = input.code.map((dir) => `${dir.host}:${dir.inside}:ro`);
   if (input.apiSocket) binds.push(`${input.apiSocket}:${sandboxPaths.apiSocket}:ro`);
   binds.push(`${input.workspaceDir}:${sandboxPaths.workspace}`);
   return {
@@ -58,6 +59,7 @@ export function containerConfig(input: ContainerConfigInput): object {
       ReadonlyRootfs: true,
       Tmpfs: { '/tmp': 'rw,nosuid,nodev,mode=1777' },
       CapDrop: ['ALL'],
+      // No `seccomp=`: the engine's default profile applies (no mount, keyctl, bpf, namespaces, …).
       SecurityOpt: ['no-new-privileges'],
       // docker-init reaps the orphans the agent's commands leave; the supervisor is not pid 1.
       Init: true,

@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
+import { join } from 'node:path';
 import { sandboxPaths } from '../bwrap-args.ts';
 import { bwrapSandboxEnv, loopbackApiUrl } from '../bwrap-env.ts';
-import { defaultCodePaths, supervisorMain } from '../code-paths.ts';
+import { type CodeDir, type CodeLayout, sandboxCodeLayout } from '../code-paths.ts';
 import { sandboxLimits } from '../limits.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSpec } from '../provider.ts';
+import { ReadOnlyViews } from '../read-only-views.ts';
 import { containerConfig, containerLabels } from './container-config.ts';
 import { startContainerSandbox } from './container-sandbox.ts';
 import type { DockerEngine } from './engine.ts';
@@ -17,8 +19,8 @@ export interface DockerProviderOptions {
   /** The uid (and gid) sandboxes run as when the host process is root. Default 65534. */
   sandboxUid?: number;
   nodePath?: string;
-  /** Read-only binds at their host paths; defaults to the project's packages/ and node_modules/. */
-  codePaths?: string[];
+  /** The code containers see under /opt/paddock; defaults to the project's packages/ and node_modules/. */
+  code?: CodeLayout;
   bootTimeoutMs?: number;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
@@ -33,16 +35,19 @@ export interface DockerProvider extends SandboxProvider {
  */
 export async function createDockerProvider(options: DockerProviderOptions): Promise<DockerProvider> {
   const { engine, image } = options;
-  const nodePath = options.nodePath ?? process.execPath;
-  const codePaths = options.codePaths ?? defaultCodePaths(nodePath);
+  const layout = options.code ?? sandboxCodeLayout(options.nodePath ?? process.execPath);
   const asRoot = process.getuid?.() === 0;
+  // As for bwrap: views, so the container's mountinfo does not name the checkout.
+  const views = await ReadOnlyViews.open(join(options.stateDir, 'views'), asRoot);
+  const code: CodeDir[] = [];
+  for (const dir of layout.dirs) code.push({ host: await views.show(dir.host), inside: dir.inside });
   // Not root: the workspace belongs to the server's user, so the sandbox runs as that user.
   const uid = asRoot ? (options.sandboxUid ?? 65534) : (process.getuid?.() ?? 65534);
   const bootTimeoutMs = options.bootTimeoutMs ?? 30_000;
   const runnerKey = createHash('sha256').update(options.stateDir).digest('hex').slice(0, 16);
   const command = [
-    nodePath,
-    supervisorMain,
+    layout.node,
+    layout.supervisor,
     '--workspace',
     sandboxPaths.workspace,
     '--proxy-socket',
@@ -57,8 +62,9 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
     isolation: [
       `Docker containers on ${engine.name} from image ${image}`,
       asRoot
-        ? "runs as its workspace's own uid, without capabilities"
-        : `runs as uid ${uid} without capabilities`,
+        ? "runs as its workspace's own uid, without capabilities, under the engine's default seccomp profile"
+        : `runs as uid ${uid} without capabilities, under the engine's default seccomp profile`,
+      "Paddock's code read-only at /opt/paddock",
       'no network: only the Paddock API through a proxy socket',
       'read-only image; memory, cpu and pids limits of the size (sandbox_b: L)',
     ].join('; '),
@@ -81,7 +87,7 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
           env: { PATH: '/usr/bin:/bin' },
           uid: sandboxUid,
           workspaceDir: spec.workspaceDir,
-          codePaths,
+          code,
           apiSocket: spec.apiSocket,
           limits: sandboxLimits[spec.size],
         }),
@@ -94,7 +100,7 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
         onStderr: spec.onStderr,
       });
     },
-    close: async () => {},
+    close: () => views.release(),
   };
 }
 

@@ -1,13 +1,12 @@
 import { spawn } from 'node:child_process';
-import { statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { sandboxPaths } from '../bwrap-args.ts';
 import { bwrapSandboxEnv, loopbackApiUrl } from '../bwrap-env.ts';
 import { startChildSandbox } from '../child-sandbox-process.ts';
-import { defaultCodePaths, supervisorMain } from '../code-paths.ts';
+import { type CodeDir, type CodeLayout, sandboxCodeLayout } from '../code-paths.ts';
 import { sandboxLimits } from '../limits.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSpec } from '../provider.ts';
 import { buildSandboxEtc } from '../sandbox-etc.ts';
@@ -26,8 +25,8 @@ export interface MicroVmProviderOptions {
   /** The uid (and gid) QEMU and the guest's supervisor run as when the server is root. Default 65534. */
   sandboxUid?: number;
   nodePath?: string;
-  /** Directories shared read-only at their host paths; defaults to the project's packages/ and node_modules/. */
-  codePaths?: string[];
+  /** The code the guest sees under /opt/paddock; defaults to the project's packages/ and node_modules/. */
+  code?: CodeLayout;
   /** From QEMU's start to the supervisor's `ready`. Default 60 s (TCG is slow). */
   bootTimeoutMs?: number;
 }
@@ -48,7 +47,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
   const { host } = options;
   const asRoot = process.getuid?.() === 0;
   const uid = asRoot ? (options.sandboxUid ?? 65534) : (process.getuid?.() ?? 0);
-  const nodePath = options.nodePath ?? process.execPath;
+  const layout = options.code ?? sandboxCodeLayout(options.nodePath ?? process.execPath);
   const bootTimeoutMs = options.bootTimeoutMs ?? 60_000;
   await mkdir(options.stateDir, { recursive: true });
   const etcDir = join(options.stateDir, 'etc');
@@ -57,7 +56,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
   const staticShares: GuestShare[] = [
     { tag: 'usr', hostPath: '/usr', guestPath: '/usr', readOnly: true },
     { tag: 'etc', hostPath: etcDir, guestPath: '/etc', readOnly: true },
-    ...codeShares(options.codePaths ?? defaultCodePaths(nodePath)),
+    ...codeShares(layout.dirs),
   ];
   const workspaceShare = (hostPath: string): GuestShare => ({
     tag: 'workspace',
@@ -75,7 +74,14 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
       uid,
       command: [
         ...['/usr/bin/env', '-i', 'PATH=/usr/bin:/bin', 'UV_THREADPOOL_SIZE=16'],
-        ...[nodePath, supervisorMain, '--workspace', sandboxPaths.workspace, '--api-port', guestApiPort],
+        ...[
+          layout.node,
+          layout.supervisor,
+          '--workspace',
+          sandboxPaths.workspace,
+          '--api-port',
+          guestApiPort,
+        ],
       ],
     }),
   );
@@ -84,7 +90,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
   const accel = host.accel === 'kvm' ? 'KVM' : 'TCG software emulation (tests only)';
   const isolation = [
     `micro-VM: QEMU microvm with ${accel}, its own kernel (${host.kernel.version})`,
-    "the host's /usr and the project's code read-only and the workspace read-write over 9p",
+    "the host's /usr, a generated /etc and Paddock's code (at /opt/paddock) read-only and the workspace read-write over 9p",
     'no network device; the Paddock API over a virtio-serial port',
     `S/M/L memory and vCPUs; QEMU under seccomp${asRoot ? ", as its workspace's own uid" : ''}`,
   ].join('; ');
@@ -174,12 +180,14 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
   };
 }
 
-/** One read-only share per code directory (a file, such as a Node binary elsewhere, shares its directory). */
-function codeShares(paths: string[]): GuestShare[] {
-  const dirs = [...new Set(paths.map((path) => (statSync(path).isDirectory() ? path : dirname(path))))];
-  return dirs
-    .filter((dir) => dir !== '/usr' && !dir.startsWith('/usr/'))
-    .map((dir, i) => ({ tag: `code${i}`, hostPath: dir, guestPath: dir, readOnly: true }));
+/** One read-only share per code directory; the guest sees 9p mounts by tag, never their host paths. */
+function codeShares(dirs: CodeDir[]): GuestShare[] {
+  return dirs.map((dir, i) => ({
+    tag: `code${i}`,
+    hostPath: dir.host,
+    guestPath: dir.inside,
+    readOnly: true,
+  }));
 }
 
 /** A unix socket that takes exactly one connection (QEMU's), then stops listening. */
