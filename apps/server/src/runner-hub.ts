@@ -127,7 +127,17 @@ export class RunnerHub implements SandboxHost {
     socket.on('message', (data) => {
       if (refused) return;
       const parsed = parseFrame(runnerMessageSchema, data);
-      if ('error' in parsed) return refuse(parsed.error);
+      if ('error' in parsed) {
+        // A turn of this runner's that a malformed frame was for ends now: its replay after a
+        // reconnect would be refused again, and the turn would wait for ever.
+        const turn = parsed.turnId === undefined ? undefined : this.#turns.get(parsed.turnId);
+        if (connection && turn?.runnerId === connection.runnerId)
+          this.#end(
+            parsed.turnId!,
+            runnerError('runner_protocol_error', 'the runner sent a malformed frame of the turn'),
+          );
+        return refuse(parsed.error);
+      }
       const message = parsed.message as RunnerMessage;
       if (message.type === 'hello') {
         if (connection) return refuse('hello: sent twice');
@@ -516,10 +526,9 @@ export class RunnerHub implements SandboxHost {
 }
 
 function runnerLost(message: string): TurnResult {
-  return {
-    stopReason: 'error',
-    messages: [],
-    lastAssistantText: '',
-    error: { code: 'runner_lost', message, retryable: true },
-  };
+  return runnerError('runner_lost', message, true);
+}
+
+function runnerError(code: string, message: string, retryable = false): TurnResult {
+  return { stopReason: 'error', messages: [], lastAssistantText: '', error: { code, message, retryable } };
 }
