@@ -143,9 +143,14 @@ export class RunnerHub implements SandboxHost {
         if (connection) return refuse('hello: sent twice');
         const runnerId = scope.agentId ? `${scope.agentId}/${message.runner_id}` : message.runner_id;
         connection = { runnerId, socket, agentId: scope.agentId };
-        this.#hello(connection, message).catch((error: unknown) =>
-          refuse(`hello: ${error instanceof Error ? error.message : String(error)}`, 'error'),
-        );
+        this.#hello(connection, message).catch((error: unknown) => {
+          // The runner learns only that it failed; what failed (a store error) stays in this log.
+          this.#options.logger.error(
+            { err: error, runner_id: connection?.runnerId },
+            'taking a runner hello failed',
+          );
+          refuse('hello: the server could not take it', 'error');
+        });
       } else if (!connection) refuse(`${message.type}: before hello`);
       else this.#route(connection, message, refuse);
     });
