@@ -127,15 +127,30 @@ export class RunnerHub implements SandboxHost {
     socket.on('message', (data) => {
       if (refused) return;
       const parsed = parseFrame(runnerMessageSchema, data);
-      if ('error' in parsed) return refuse(parsed.error);
+      if ('error' in parsed) {
+        // A turn of this runner's that a malformed frame was for ends now: its replay after a
+        // reconnect would be refused again, and the turn would wait for ever.
+        const turn = parsed.turnId === undefined ? undefined : this.#turns.get(parsed.turnId);
+        if (connection && turn?.runnerId === connection.runnerId)
+          this.#end(
+            parsed.turnId!,
+            runnerError('runner_protocol_error', 'the runner sent a malformed frame of the turn'),
+          );
+        return refuse(parsed.error);
+      }
       const message = parsed.message as RunnerMessage;
       if (message.type === 'hello') {
         if (connection) return refuse('hello: sent twice');
         const runnerId = scope.agentId ? `${scope.agentId}/${message.runner_id}` : message.runner_id;
         connection = { runnerId, socket, agentId: scope.agentId };
-        this.#hello(connection, message).catch((error: unknown) =>
-          refuse(`hello: ${error instanceof Error ? error.message : String(error)}`, 'error'),
-        );
+        this.#hello(connection, message).catch((error: unknown) => {
+          // The runner learns only that it failed; what failed (a store error) stays in this log.
+          this.#options.logger.error(
+            { err: error, runner_id: connection?.runnerId },
+            'taking a runner hello failed',
+          );
+          refuse('hello: the server could not take it', 'error');
+        });
       } else if (!connection) refuse(`${message.type}: before hello`);
       else this.#route(connection, message, refuse);
     });
@@ -526,10 +541,9 @@ export class RunnerHub implements SandboxHost {
 }
 
 function runnerLost(message: string): TurnResult {
-  return {
-    stopReason: 'error',
-    messages: [],
-    lastAssistantText: '',
-    error: { code: 'runner_lost', message, retryable: true },
-  };
+  return runnerError('runner_lost', message, true);
+}
+
+function runnerError(code: string, message: string, retryable = false): TurnResult {
+  return { stopReason: 'error', messages: [], lastAssistantText: '', error: { code, message, retryable } };
 }

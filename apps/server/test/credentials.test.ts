@@ -67,12 +67,13 @@ describe.each(testDatabases())('credentials on $name', (database) => {
       subject: null,
       created_at: timestamp(),
     });
-    const attempt = (username: string, password: string, remoteAddress: string) =>
+    const attempt = (username: string, password: string, remoteAddress: string, forwardedFor?: string) =>
       server.paddock.app.inject({
         method: 'POST',
         url: '/v2/auth/login',
         payload: { username, password },
         remoteAddress,
+        headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {},
       });
     const guesser = '203.0.113.7';
     for (let i = 0; i < 10; i++)
@@ -81,6 +82,8 @@ describe.each(testDatabases())('credentials on $name', (database) => {
     expect(locked.statusCode).toBe(429);
     expect(locked.json<{ detail: { code: string } }>().detail.code).toBe('too_many_attempts');
     expect(Number(locked.headers['retry-after'])).toBeGreaterThan(800);
+    // No proxy is trusted by default: a forwarded-for header does not make the guesser someone else.
+    expect((await attempt('guessed', 'right-password', guesser, '198.51.100.99')).statusCode).toBe(429);
     // The same address written IPv4-mapped is the same client.
     expect((await attempt('guessed', 'right-password', `::ffff:${guesser}`)).statusCode).toBe(429);
     expect((await attempt('guessed', 'right-password', '198.51.100.20')).statusCode).toBe(200);
@@ -377,6 +380,28 @@ describe.each(testDatabases())('credentials on $name', (database) => {
     expect((await json<{ detail: string }>(await cli('GET', '/no-such-route'), 404)).detail).toBe(
       'Not Found',
     );
+  });
+});
+
+describe.each(testDatabases())('the login lockout behind a trusted proxy on $name', (database) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(database, { PADDOCK_TRUST_PROXY: '127.0.0.1' });
+  });
+  afterAll(() => server.close());
+
+  it('keys the lockout on the client the trusted proxy names, not on the proxy', async () => {
+    const attempt = (password: string, client: string) =>
+      server.paddock.app.inject({
+        method: 'POST',
+        url: '/v2/auth/login',
+        payload: { username: 'admin', password },
+        remoteAddress: '127.0.0.1',
+        headers: { 'x-forwarded-for': client },
+      });
+    for (let i = 0; i < 10; i++) expect((await attempt(`wrong-${i}`, '203.0.113.7')).statusCode).toBe(401);
+    expect((await attempt('test-password', '203.0.113.7')).statusCode).toBe(429);
+    expect((await attempt('test-password', '203.0.113.8')).statusCode).toBe(200);
   });
 });
 

@@ -1,6 +1,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { mintToken } from '@paddock/core';
+import { newId, timestamp } from '@paddock/protocol';
+import { insertUser } from '@paddock/store';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -38,7 +41,13 @@ describe.each(testDatabases())('sandbox providers on $name', (database) => {
   });
 
   it('describes all six providers, enabled or not, and which this host can run', async () => {
-    server = await startTestServer(database);
+    // Switched on, so what `available` says is whether this host can run them.
+    const config =
+      'providers:\n  sandbox_b: { enabled: true }\n  sandbox_e: { enabled: true }\n  sandbox_f: { enabled: true }\n';
+    server = await startTestServer(database, {
+      PADDOCK_CONFIG: configFile(config),
+      DOCKER_HOST: 'unix:///nonexistent/docker.sock',
+    });
     const { providers } = await json<Capabilities>(
       await server.request('GET', '/v2/machines/capabilities'),
       200,
@@ -87,6 +96,52 @@ describe.each(testDatabases())('sandbox providers on $name', (database) => {
     );
     expect(runtime.detail.code).toBe('runtime_not_supported');
     await json(await createOn(server, 'sandbox_a'), 201);
+  });
+
+  it('says per caller which providers agent create takes: switched off or outside their rollout is unavailable, with its reason', async () => {
+    const insider = newId();
+    server = await startTestServer(database, {
+      PADDOCK_CONFIG: configFile(
+        `providers:\n  sandbox_a: { enabled: true, rollout: { users: ['${insider}'] } }\n  sandbox_c: { enabled: false }\n  sandbox_d: { enabled: true, rollout: { percent: 100 } }\n`,
+      ),
+    });
+    const { db } = server.paddock.services.store;
+    await insertUser(db, {
+      id: insider,
+      username: `insider-${insider}`,
+      password_hash: null,
+      issuer: null,
+      subject: null,
+      created_at: timestamp(),
+    });
+    const insiderToken = (await mintToken(db, { kind: 'pat', userId: insider, name: 'in', scopes: ['read'] }))
+      .token;
+    const providersFor = async (token?: string) =>
+      Object.fromEntries(
+        (
+          await json<Capabilities>(await server!.request('GET', '/v2/machines/capabilities', { token }), 200)
+        ).providers.map((p) => [p.machine_kind, p]),
+      );
+    const refusal = async (machineKind: string, status: number) =>
+      (await json<{ detail: { message: string } }>(await createOn(server!, machineKind), status)).detail
+        .message;
+
+    const admin = await providersFor();
+    expect(admin.sandbox_a).toMatchObject({
+      available: false,
+      reason: await refusal('sandbox_a', 403),
+    });
+    expect(admin.sandbox_a!.reason).toBe('this account is outside the rollout of sandbox_a');
+    expect(admin.sandbox_c).toMatchObject({ available: false, reason: await refusal('sandbox_c', 503) });
+    expect(admin.sandbox_c!.reason).toBe('sandbox_c is not enabled in this deployment');
+    expect(admin.sandbox_d).toMatchObject({ available: true });
+    expect(admin.sandbox_d).not.toHaveProperty('reason');
+    await json(await createOn(server, 'sandbox_d'), 201);
+
+    const inside = await providersFor(insiderToken);
+    expect(inside.sandbox_a).toMatchObject({ available: true });
+    expect(inside.sandbox_a).not.toHaveProperty('reason');
+    expect(inside.sandbox_c).toMatchObject({ available: false });
   });
 
   it('takes sandbox_e agents once the config enables the provider (off by default)', async () => {

@@ -8,7 +8,7 @@ import { testDatabases } from '@paddock/testing';
 import { type Deployment, startDeployment } from '@paddock/testing/deployment';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { agentSpec, json } from './helpers.ts';
+import { agentSpec, allEvents, json, settled } from './helpers.ts';
 
 const hello = (runnerId: string) => ({ type: 'hello', runner_id: runnerId, sandboxes: [], turns: [] });
 
@@ -78,6 +78,7 @@ describe.each(testDatabases())('malformed runner link frames ($name)', (database
   const runnerToken = randomBytes(24).toString('hex');
   let deployment: Deployment;
   let agentKey: string;
+  let selfHostedAgent: string;
 
   beforeAll(async () => {
     const config = join(dir, 'paddock.yaml');
@@ -94,6 +95,7 @@ describe.each(testDatabases())('malformed runner link frames ($name)', (database
       }),
       201,
     );
+    selfHostedAgent = agent_id;
     agentKey = (
       await json<{ key: string }>(
         await deployment.request('POST', `/v2/cli/agents/${agent_id}/keys`, { body: {} }),
@@ -157,6 +159,44 @@ describe.each(testDatabases())('malformed runner link frames ($name)', (database
       bystander.close();
     }, 60_000);
   }
+
+  it('ends the turn a malformed frame was for, instead of leaving it to wait on a replay', async () => {
+    const runner = await connect(agentKey);
+    const ended = closed(runner);
+    const frames: Record<string, unknown>[] = [];
+    runner.on('message', (data) => frames.push(JSON.parse(String(data)) as Record<string, unknown>));
+    const next = async (type: string) => {
+      const until = Date.now() + 20_000;
+      for (;;) {
+        const frame = frames.find((f) => f.type === type);
+        if (frame) return frame;
+        if (Date.now() > until) throw new Error(`no ${type} frame: ${JSON.stringify(frames)}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    runner.send(JSON.stringify(hello(`turns-${randomUUID()}`)));
+    const { thread_id } = await json<{ thread_id: string }>(
+      await deployment.request('POST', '/v2/threads', {
+        body: { agent_id: selfHostedAgent, input: 'hello' },
+      }),
+      201,
+    );
+    const ensure = await next('ensure');
+    runner.send(JSON.stringify({ type: 'ensure.done', req: ensure.req, booted: true }));
+    const turn = (await next('turn')) as { command: { turn_id: string } };
+    const result = {
+      stopReason: 'end_turn',
+      messages: [{ role: 'assistant', content: 5 }],
+      lastAssistantText: '',
+    };
+    runner.send(JSON.stringify({ type: 'turn.result', turn_id: turn.command.turn_id, index: 0, result }));
+    expect((await ended).code).toBe(1008);
+    expect(await settled(deployment, thread_id)).toMatchObject({ status: 'fail' });
+    const errors = (await allEvents(deployment, thread_id)).filter((e) => e.type === 'error');
+    expect(errors.map((e) => e.data)).toContainEqual(
+      expect.objectContaining({ code: 'runner_protocol_error', retryable: false }),
+    );
+  }, 60_000);
 });
 
 describe('the server process guard', () => {

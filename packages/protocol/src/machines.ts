@@ -22,7 +22,10 @@ export const machineCapabilitiesSchema = z.object({
       sizes: z.array(z.enum(machineSizes)),
       shared_folders: z.boolean(),
       accelerators: z.array(z.string()),
-      /** Whether this deployment can run the provider at all (not whether it lets you use it). */
+      /**
+       * Whether agent create takes this provider from the caller: switched on, runnable here, and
+       * the caller inside its rollout; `reason` says which not, as agent create would.
+       */
       available: z.boolean(),
       reason: z.string().optional(),
       /** How its sandboxes are isolated here (D9), when available. */

@@ -1,7 +1,16 @@
 import type { MachineCapabilities } from '@paddock/protocol';
+import { findDefaultTeamId, findTeamOrgId } from '@paddock/store';
 import type { Ctx } from '../context.ts';
 
-/** D12: every provider the service knows, with what it offers and whether this deployment can run it. */
-export function machineCapabilities({ ctx }: { ctx: Ctx }): MachineCapabilities {
-  return ctx.providers.capabilities();
+/**
+ * D12: every provider the service knows, with what it offers and whether the caller may create
+ * agents on it (issue 10: switched off or outside the caller's rollout is `available: false`, with
+ * the reason agent create would give). The rollout is judged for the organization of the caller's
+ * default team, where `POST /v2/threads` creates an inline agent.
+ */
+export async function machineCapabilities({ ctx }: { ctx: Ctx }): Promise<MachineCapabilities> {
+  const { db } = ctx.store;
+  const teamId = await findDefaultTeamId(db, ctx.actor.userId);
+  const orgId = (teamId && (await findTeamOrgId(db, teamId))) || '';
+  return ctx.providers.capabilities({ userId: ctx.actor.userId, orgId });
 }

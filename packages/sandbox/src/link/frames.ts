@@ -1,6 +1,6 @@
 import { harnessTurnResultSchema } from '@paddock/harness';
 import { draftEventSchema, sandboxExecSchema } from '@paddock/protocol';
-import { modelMessageSchema } from 'ai';
+import type { ModelMessage } from 'ai';
 import { z } from 'zod';
 import type { RunnerMessage, ServerMessage } from './protocol.ts';
 
@@ -78,7 +78,10 @@ const serverFrames = [
       harness: z.string(),
       model: z.string(),
       instructions: z.string().optional(),
-      messages: z.array(modelMessageSchema),
+      // The harness's model call checks each message in full; here, enough to hand them on.
+      messages: z.array(
+        z.custom<ModelMessage>((m) => typeof (m as { role?: unknown } | null)?.role === 'string'),
+      ),
     }),
   }),
   z.object({ type: z.literal('attach'), turn_id: id, from_index: index }),
@@ -100,12 +103,12 @@ export const serverMessageSchema = z.discriminatedUnion('type', serverFrames);
 
 /**
  * Parses one frame as text: the message, or why it is not one (short, for a log line and a close
- * reason; never the frame's content).
+ * reason; never the frame's content) and the turn it names, if it names one.
  */
 export function parseFrame<S extends z.ZodType>(
   schema: S,
   data: unknown,
-): { message: z.infer<S> } | { error: string } {
+): { message: z.infer<S> } | { error: string; turnId?: string } {
   let json: unknown;
   try {
     json = JSON.parse(String(data));
@@ -115,9 +118,12 @@ export function parseFrame<S extends z.ZodType>(
   const parsed = schema.safeParse(json);
   if (parsed.success) return { message: parsed.data };
   const issue = parsed.error.issues[0]!;
-  const type = (json as { type?: unknown } | null)?.type;
+  const { type, turn_id: turnId } = (json ?? {}) as { type?: unknown; turn_id?: unknown };
   const frame = typeof type === 'string' ? type.slice(0, 40) : 'frame';
-  return { error: `${frame}: ${issue.path.join('.') || 'type'}: ${issue.message}`.slice(0, 120) };
+  return {
+    error: `${frame}: ${issue.path.join('.') || 'type'}: ${issue.message}`.slice(0, 120),
+    ...(typeof turnId === 'string' ? { turnId } : {}),
+  };
 }
 
 // Compile-time: every frame and field of the types in protocol.ts has a schema here, and what the
