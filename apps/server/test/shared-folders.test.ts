@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { testDatabases } from '@paddock/testing';
@@ -18,15 +19,29 @@ describe.each(testDatabases())('team shared folders on $name', (database) => {
   });
   afterAll(() => server.close());
 
+  const threads = new Map<string, string>();
+
+  /** Runs the command in a turn of the thread of `instructions` (made on first use). */
   async function shell(command: string, instructions: string): Promise<string> {
-    const { thread_id } = await json<{ thread_id: string }>(
-      await server.request('POST', '/v2/threads', {
-        body: { agent: agentSpec({ instructions }), input: `::sh ${command}` },
-      }),
-      201,
-    );
-    await settled(server, thread_id);
-    const ended = (await allEvents(server, thread_id)).find((e) => e.type === 'tool_call.end');
+    let threadId = threads.get(instructions);
+    if (threadId) {
+      await json(
+        await server.request('POST', `/v2/tasks/${threadId}/inputs`, {
+          body: { input_id: randomUUID(), messages: [{ content: `::sh ${command}` }] },
+        }),
+        201,
+      );
+    } else {
+      ({ thread_id: threadId } = await json<{ thread_id: string }>(
+        await server.request('POST', '/v2/threads', {
+          body: { agent: agentSpec({ instructions }), input: `::sh ${command}` },
+        }),
+        201,
+      ));
+      threads.set(instructions, threadId);
+    }
+    await settled(server, threadId);
+    const ended = (await allEvents(server, threadId)).filter((e) => e.type === 'tool_call.end').at(-1);
     return (ended!.data as { output: string }).output;
   }
 
@@ -50,6 +65,13 @@ describe.each(testDatabases())('team shared folders on $name', (database) => {
     ).toBe('from-one\n.\n..\nnote.txt\n0\n');
     const onHost = join(server.dataDir, 'shared', teamId, 'note.txt');
     expect(readFileSync(onHost, 'utf8')).toBe('from-one\n');
+    // Each thread runs as a uid of its own: both still add files after the other booted, each
+    // keeping its own (the folder is sticky, like /tmp).
+    expect(await shell('echo from-two > /shared/two.txt && echo written', 'reader')).toBe('written\n');
+    expect(await shell('echo again > /shared/three.txt && cat /shared/two.txt', 'writer')).toBe('from-two\n');
+    expect(await shell('rm -f /shared/note.txt 2>/dev/null; cat /shared/note.txt', 'reader')).toBe(
+      'from-one\n',
+    );
   });
 
   it('shows /shared nosuid and nodev, so nothing placed there runs with privileges', async (context) => {

@@ -1,4 +1,4 @@
-import { chown, mkdir } from 'node:fs/promises';
+import { chmod, chown, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bwrapArgs, sandboxPaths } from './bwrap-args.ts';
 import { bwrapSandboxEnv, bwrapSupervisorEnv, loopbackApiUrl } from './bwrap-env.ts';
@@ -196,7 +196,12 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
           shared &&
           (async (hostDir) => {
             await mkdir(hostDir, { recursive: true });
-            if (sandboxUid !== undefined) await chown(hostDir, sandboxUid, sandboxUid);
+            // The team's threads run as uids of their own: each adds files and keeps them its own,
+            // as in /tmp (root's, sticky, writable by all; only the team's sandboxes mount it).
+            if (sandboxUid !== undefined) {
+              await chown(hostDir, 0, 0);
+              await chmod(hostDir, 0o1777);
+            }
             await shared.attach(hostDir);
           }),
       });

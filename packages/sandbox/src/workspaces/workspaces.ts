@@ -143,7 +143,8 @@ export class Workspaces {
         await mkdir(dir, { mode: 0o755 });
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-        return await this.#madeElsewhere(dir, uid, claims);
+        // With a volume, the image decides: this call made it, so the workspace is this uid's.
+        if (quota === 0) return await this.#madeElsewhere(dir, uid, claims);
       }
       // The directory's own owner too: it is the record while the volume is not mounted.
       await lchown(dir, uid, uid);
@@ -163,6 +164,8 @@ export class Workspaces {
       if (made && made.uid !== 0) break;
       await sleep(10);
     }
+    // An image whose maker died before making the directory: the image holds the uid, mounted below.
+    await mkdir(dir, { mode: 0o755 }).catch(() => {});
     return this.#existing(dir, claims);
   }
 
