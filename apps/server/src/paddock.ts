@@ -84,6 +84,7 @@ export async function startPaddock(
     config.PADDOCK_RUNNER === 'detached' ? detachedOnly : microVmCheck.availability();
   let availability = () => providerAvailability('starting', true, starting, microVmAvailability());
   const uploadBackend = createUploadBackend(config);
+  const workspaceFiles = createWorkspaceIo();
   const services: Services = {
     store,
     events,
@@ -92,7 +93,7 @@ export async function startPaddock(
     sandboxes: undefined as unknown as Services['sandboxes'],
     credits: budgetCreditGate({ store, budgets: config.PADDOCK_CREDIT_BUDGETS }),
     workspacesDir: join(config.dataDir, 'workspaces'),
-    workspaceFiles: createWorkspaceIo(),
+    workspaceFiles,
     sharedFoldersDir: join(config.dataDir, 'shared'),
     machines: {
       idleFreezeMs: config.PADDOCK_SANDBOX_IDLE_MS,
@@ -242,6 +243,7 @@ export async function startPaddock(
       // server, whose close waits on open connections.
       await worker.stop();
       await uploadPurge.stop();
+      workspaceFiles.close();
       selfHosted.close();
       await sandboxes.shutdown();
       await docker.shutdown();
