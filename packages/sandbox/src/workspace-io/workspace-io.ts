@@ -9,7 +9,10 @@ import type { EntryStats, Refused, TreeWalkNode, WorkspaceAnswer, WorkspaceReque
 
 const helperMain = join(dirname(fileURLToPath(import.meta.url)), 'main.ts');
 
-/** Helpers serving a request at once, over all workspaces; more requests wait for one (each is a Node process). */
+/**
+ * Helpers working on a request at once, over all workspaces; more requests wait for one (each is a
+ * Node process). A download counts until its first answer; its bytes then flow outside the bound.
+ */
 const maxBusy = 16;
 /** Idle helpers kept per workspace, and for how long, so that a burst of requests pays one spawn. */
 const maxIdlePerWorkspace = 4;
@@ -59,8 +62,13 @@ export function createWorkspaceIo(options: WorkspaceIoOptions = {}): WorkspaceIo
     workspaceDir: string,
     request: WorkspaceRequest,
     input?: Readable,
-  ): Promise<{ answer: WorkspaceAnswer; helper: HelperProcess; release: (reuse: boolean) => void }> {
-    const { helper, release } = await pool.take(workspaceDir);
+  ): Promise<{
+    answer: WorkspaceAnswer;
+    helper: HelperProcess;
+    freeSlot: () => void;
+    release: (reuse: boolean) => void;
+  }> {
+    const { helper, freeSlot, release } = await pool.take(workspaceDir);
     let answer: WorkspaceAnswer;
     try {
       answer = await helper.request(request, input);
@@ -72,7 +80,7 @@ export function createWorkspaceIo(options: WorkspaceIoOptions = {}): WorkspaceIo
       release(request.op !== 'content');
       throw Object.assign(new Error(`workspace helper: ${answer.message}`), { code: answer.failed });
     }
-    return { answer, helper, release };
+    return { answer, helper, freeSlot, release };
   }
 
   /** The answer's part under `key`, a refusal as it is. */
@@ -101,7 +109,7 @@ export function createWorkspaceIo(options: WorkspaceIoOptions = {}): WorkspaceIo
       return 'refused' in answer ? answer : { landed: answer };
     },
     content: async (dir, path) => {
-      const { answer, helper, release } = await run(dir, { op: 'content', path });
+      const { answer, helper, freeSlot, release } = await run(dir, { op: 'content', path });
       if ('refused' in answer) {
         release(true);
         return answer;
@@ -111,6 +119,8 @@ export function createWorkspaceIo(options: WorkspaceIoOptions = {}): WorkspaceIo
         throw new Error('the workspace helper did not answer content');
       }
       const { size } = answer.content;
+      // The bytes go at the client's pace: a slow client must not hold up every workspace's requests.
+      freeSlot();
       const download = helper.download();
       const body = exactly(size);
       let done = false;
@@ -144,26 +154,39 @@ class HelperPool {
     this.setprivPath = setprivPath;
   }
 
-  async take(workspaceDir: string): Promise<{ helper: HelperProcess; release: (reuse: boolean) => void }> {
+  /**
+   * A helper for `workspaceDir`. `freeSlot` lets another request start while this one goes on (a
+   * download streaming at its client's pace); `release` ends the request, keeping the helper for
+   * the next one or ending it.
+   */
+  async take(
+    workspaceDir: string,
+  ): Promise<{ helper: HelperProcess; freeSlot: () => void; release: (reuse: boolean) => void }> {
     while (this.#busy >= maxBusy) await new Promise<void>((resolve) => this.#waiting.push(resolve));
     this.#busy++;
-    let released = false;
-    const release = (helper: HelperProcess | undefined) => (reuse: boolean) => {
-      if (released) return;
-      released = true;
+    let slotHeld = true;
+    const freeSlot = () => {
+      if (!slotHeld) return;
+      slotHeld = false;
       this.#busy--;
       this.#waiting.shift()?.();
-      if (!helper) return;
+    };
+    let helper: HelperProcess;
+    try {
+      helper = await this.#idleOrNew(workspaceDir);
+    } catch (error) {
+      freeSlot();
+      throw error;
+    }
+    let released = false;
+    const release = (reuse: boolean) => {
+      freeSlot();
+      if (released) return;
+      released = true;
       if (reuse && helper.alive) this.#keep(workspaceDir, helper);
       else helper.kill();
     };
-    try {
-      const helper = await this.#idleOrNew(workspaceDir);
-      return { helper, release: release(helper) };
-    } catch (error) {
-      release(undefined)(false);
-      throw error;
-    }
+    return { helper, freeSlot, release };
   }
 
   close(): void {
@@ -181,7 +204,8 @@ class HelperPool {
     const dir = await open(workspaceDir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
     try {
       const stats = await dir.stat();
-      const identity = `${stats.dev}:${stats.ino}`;
+      // Which directory, and whose: a helper runs as the owner it was started for.
+      const identity = `${stats.dev}:${stats.ino}:${stats.uid}:${stats.gid}`;
       const idle = this.#idle.get(workspaceDir) ?? [];
       for (let kept = idle.pop(); kept; kept = idle.pop()) {
         clearTimeout(kept.timer);
