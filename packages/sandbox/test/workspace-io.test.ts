@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { chown, mkdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -112,6 +113,24 @@ describe('the workspace helper', () => {
     await rename(fresh, ws);
     const listed = await io.list(ws, '.');
     expect(listed).toMatchObject({ entries: [expect.objectContaining({ name: 'only-here.txt' })] });
+  });
+
+  it('streams a large file in pieces, and serves the next request after a download left half read', async () => {
+    const ws = await workspace('download');
+    const data = randomBytes(3 * 1024 * 1024 + 17);
+    await writeFile(join(ws, 'big.bin'), data);
+    const whole = await io.content(ws, 'big.bin');
+    if ('refused' in whole) throw new Error(whole.message);
+    expect(whole.size).toBe(data.length);
+    expect(Buffer.concat(await whole.body.toArray()).equals(data)).toBe(true);
+
+    const abandoned = await io.content(ws, 'big.bin');
+    if ('refused' in abandoned) throw new Error(abandoned.message);
+    for await (const _piece of abandoned.body) break;
+    expect(await io.list(ws, 'src')).toMatchObject({
+      entries: expect.arrayContaining([expect.objectContaining({ name: 'a.txt' })]),
+    });
+    expect(await io.content(ws, 'src')).toMatchObject({ refused: 'not_a_file' });
   });
 
   it.skipIf(!asRoot)('never runs as root: a workspace owned by root is refused', async () => {

@@ -67,38 +67,32 @@ export class HelperProcess {
   }
 
   /**
-   * A download's bytes, after its `content` answer: a stream that ends at the helper's `E` frame.
-   * `finished` settles with the helper's last answer (`done` or `failed`).
+   * A download's bytes, after its `content` answer: a stream that ends once the helper's `E` frame
+   * and its last answer (`done`, or `failed`) are in. `finished` hears that answer first, so the
+   * helper is free again before the stream ends.
    */
-  download(): { body: Readable; finished: Promise<WorkspaceAnswer> } {
-    let resolveFinished!: (answer: WorkspaceAnswer) => void;
-    const finished = new Promise<WorkspaceAnswer>((resolve) => {
-      resolveFinished = resolve;
-    });
+  download(finished: (last: WorkspaceAnswer) => void): Readable {
     const body = new Readable({ read: () => this.child.stdout!.resume() });
+    const fail = (error: Error) => {
+      finished({ failed: 'error', message: error.message });
+      body.destroy(error);
+    };
     const next = (): void => {
-      this.#next().then(
-        (frame) => {
-          if (frame.type === 'D') {
-            if (!body.push(frame.payload)) this.child.stdout!.pause();
-            next();
-          } else if (frame.type === 'E') {
-            body.push(null);
-            void this.#answer().then(resolveFinished, (error: Error) =>
-              resolveFinished({ failed: 'error', message: error.message }),
-            );
-          } else {
-            resolveFinished({ failed: 'error', message: 'the helper broke its framing' });
-          }
-        },
-        (error: Error) => {
-          body.destroy(error);
-          resolveFinished({ failed: 'error', message: error.message });
-        },
-      );
+      this.#next().then((frame) => {
+        if (frame.type === 'D') {
+          if (!body.push(frame.payload)) this.child.stdout!.pause();
+          next();
+        } else if (frame.type === 'E') {
+          this.#answer().then((last) => {
+            finished(last);
+            if ('done' in last) body.push(null);
+            else body.destroy(new Error(`the file could not be read to its end: ${JSON.stringify(last)}`));
+          }, fail);
+        } else fail(new Error('the workspace helper broke its framing'));
+      }, fail);
     };
     next();
-    return { body, finished };
+    return body;
   }
 
   /** Closes stdin: the helper ends after the request it is serving. */

@@ -77,7 +77,8 @@ export function createWorkspaceIo(options: WorkspaceIoOptions = {}): WorkspaceIo
       throw error;
     }
     if ('failed' in answer) {
-      release(request.op !== 'content');
+      // The helper answered and is ready for the next request.
+      release(true);
       throw Object.assign(new Error(`workspace helper: ${answer.message}`), { code: answer.failed });
     }
     return { answer, helper, freeSlot, release };
@@ -121,20 +122,17 @@ export function createWorkspaceIo(options: WorkspaceIoOptions = {}): WorkspaceIo
       const { size } = answer.content;
       // The bytes go at the client's pace: a slow client must not hold up every workspace's requests.
       freeSlot();
-      const download = helper.download();
       const body = exactly(size);
-      let done = false;
-      void download.finished.then((last) => {
-        done = true;
+      let finished = false;
+      const download = helper.download((last) => {
+        finished = true;
         release('done' in last);
-        if ('failed' in last)
-          body.destroy(new Error(`the file could not be read to its end: ${last.message}`));
       });
       // A client gone mid-download: the helper is still sending, so it is not reused.
       body.once('close', () => {
-        if (!done) release(false);
+        if (!finished) release(false);
       });
-      void pipeline(download.body, body).catch(() => {});
+      void pipeline(download, body).catch(() => {});
       return { size, body };
     },
     close: () => pool.close(),
