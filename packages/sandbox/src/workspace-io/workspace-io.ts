@@ -207,6 +207,7 @@ class HelperPool {
       const idle = this.#idle.get(workspaceDir) ?? [];
       for (let kept = idle.pop(); kept; kept = idle.pop()) {
         clearTimeout(kept.timer);
+        if (idle.length === 0) this.#idle.delete(workspaceDir);
         // A directory renamed over the workspace (a standby taken) is not the one a helper holds.
         if (kept.helper.identity === identity && kept.helper.alive) return kept.helper;
         kept.helper.close();
