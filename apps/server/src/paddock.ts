@@ -96,6 +96,7 @@ export async function startPaddock(
   let availability = () => providerAvailability('starting', true, starting, microVmAvailability());
   const uploadBackend = createUploadBackend(config);
   const workspaces = await openWorkspaces(config);
+  const workspaceFiles = createWorkspaceIo();
   const services: Services = {
     store,
     events,
@@ -107,7 +108,7 @@ export async function startPaddock(
     credits: budgetCreditGate({ store, budgets: config.PADDOCK_CREDIT_BUDGETS }),
     workspacesDir: join(config.dataDir, 'workspaces'),
     workspaces,
-    workspaceFiles: createWorkspaceIo(),
+    workspaceFiles,
     sharedFoldersDir: join(config.dataDir, 'shared'),
     machines: {
       idleFreezeMs: config.PADDOCK_SANDBOX_IDLE_MS,
@@ -268,6 +269,7 @@ export async function startPaddock(
       await worker.stop();
       await uploadPurge.stop();
       await liveSandboxes.stop();
+      workspaceFiles.close();
       selfHosted.close();
       await sandboxes.shutdown();
       await docker.shutdown();

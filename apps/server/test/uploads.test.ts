@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { createServer, connect as netConnect, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -265,6 +265,29 @@ describe.each(testDatabases())('resumable uploads on $name', (database) => {
     } finally {
       await rm(outside, { recursive: true, force: true });
     }
+  });
+
+  it('fails with 400 invalid_path, not 500, an upload whose parent became a file, and leaves nothing half-written', async () => {
+    const taskId = await createIdleThread(server);
+    const created = await createTransfer(server, taskId, 'notes/today.txt', 5);
+    // The agent puts a file where the upload needs a directory.
+    await writeFile(join(workspace(taskId), 'notes'), 'a file\n');
+    const landing = await tusPatch(created.upload!.endpoint, 0, Buffer.from('12345'));
+    expect(await json(landing, 400)).toEqual({
+      detail: { code: 'invalid_path', message: expect.any(String) },
+    });
+    expect(await readTransfer(server, taskId, created.id)).toMatchObject({
+      status: 'failed',
+      error_code: 'invalid_path',
+      entry: null,
+    });
+    expect(await readFile(join(workspace(taskId), 'notes'), 'utf8')).toBe('a file\n');
+    expect((await readdir(workspace(taskId))).sort()).toEqual(['notes']);
+    // Once the file is there, the same path is refused before any byte.
+    const refused = await server.request('POST', `/v2/tasks/${taskId}/files/uploads`, {
+      body: { path: 'notes/today.txt', size_bytes: 5 },
+    });
+    expect((await json<{ detail: { code: string } }>(refused, 400)).detail.code).toBe('invalid_path');
   });
 
   it('refuses unsigned, wrongly signed and borrowed upload URLs before taking a byte', async () => {

@@ -6,7 +6,6 @@ import {
   fsyncSync,
   lstatSync,
   openSync,
-  readSync,
   renameSync,
   unlinkSync,
   writeSync,
@@ -49,7 +48,13 @@ export function checkTarget(path: string): WorkspaceAnswer {
  * renamed over the name. rename(2) never follows the final component, so a symlink there is
  * replaced, not written through. Missing parent directories are made.
  */
-export function land(path: string, size: number, tempTag: string, input: number): WorkspaceAnswer {
+export function land(
+  path: string,
+  size: number,
+  tempTag: string,
+  /** The next piece of the upload; null at its end. */
+  next: () => Buffer | null,
+): WorkspaceAnswer {
   if (!/^[0-9A-Za-z-]+$/.test(tempTag)) throw new Error('bad temporary file tag');
   const { walk, name } = target(path, true);
   const temp = through(walk.dir, `.paddock-upload-${tempTag}`);
@@ -67,13 +72,10 @@ export function land(path: string, size: number, tempTag: string, input: number)
       0o644,
     );
     try {
-      const buffer = Buffer.allocUnsafe(64 * 1024);
       let written = 0;
-      for (;;) {
-        const read = readSync(input, buffer, 0, buffer.length, null);
-        if (read === 0) break;
-        for (let at = 0; at < read; ) at += writeSync(fd, buffer, at, read - at);
-        written += read;
+      for (let piece = next(); piece !== null; piece = next()) {
+        for (let at = 0; at < piece.length; ) at += writeSync(fd, piece, at, piece.length - at);
+        written += piece.length;
         if (written > size) break;
       }
       if (written !== size) {

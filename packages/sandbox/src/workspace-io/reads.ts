@@ -1,13 +1,4 @@
-import {
-  closeSync,
-  constants,
-  lstatSync,
-  opendirSync,
-  openSync,
-  readdirSync,
-  readSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, constants, lstatSync, opendirSync, openSync, readdirSync, readSync } from 'node:fs';
 import { notAFile } from './refusal.ts';
 import type { EntryStats, TreeWalkNode, WorkspaceAnswer } from './requests.ts';
 import { components, entryStats, errno, itself, type Opened, through, Walk } from './walk.ts';
@@ -123,10 +114,14 @@ function hasEntries(dirFd: number): boolean {
 }
 
 /**
- * A regular file's bytes to `out`, as many as it held when opened: the header (its size) goes to
- * `header` first, so the server can answer before the bytes flow.
+ * A regular file's bytes, as many as it held when opened, to `send`; its size goes to `header`
+ * first, so the server can answer before the bytes flow.
  */
-export function content(path: string, header: (answer: WorkspaceAnswer) => void, out: number): void {
+export function content(
+  path: string,
+  header: (answer: WorkspaceAnswer) => void,
+  send: (bytes: Buffer) => void,
+): void {
   const { fd, stats } = openPath(path);
   try {
     if (!stats.isFile()) throw notAFile(path);
@@ -136,7 +131,7 @@ export function content(path: string, header: (answer: WorkspaceAnswer) => void,
     for (let sent = 0; sent < size; ) {
       const read = readSync(fd, buffer, 0, Math.min(buffer.length, size - sent), sent);
       if (read === 0) throw new Error('the file shrank while it was read');
-      for (let written = 0; written < read; ) written += writeSync(out, buffer, written, read - written);
+      send(buffer.subarray(0, read));
       sent += read;
     }
   } finally {

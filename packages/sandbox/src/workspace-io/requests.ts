@@ -1,6 +1,6 @@
 /**
- * What the server asks of the workspace helper (`main.ts`), one request per process, and what it
- * answers on descriptor 4. Paths are relative to the workspace, `/`-separated and normalized
+ * What the server asks of the workspace helper (`main.ts`), one request at a time, and what it
+ * answers (a download's bytes follow its `content` answer, then `done` or `failed`). Paths are relative to the workspace, `/`-separated and normalized
  * (`.` for the workspace itself): the helper never sees a host path.
  */
 export type WorkspaceRequest =
@@ -42,5 +42,6 @@ export type WorkspaceAnswer =
   | { list: { stats: EntryStats; entries?: { name: string; stats: EntryStats }[] } }
   | { tree: { root: TreeWalkNode; truncated: boolean } }
   | { content: { size: number } }
+  | { done: true }
   | { checked: true }
   | { landed: EntryStats };

@@ -1,16 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
 import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { fileURLToPath } from 'node:url';
+import { HelperPool } from './helper-pool.ts';
+import type { HelperProcess } from './helper-process.ts';
 import type { EntryStats, Refused, TreeWalkNode, WorkspaceAnswer, WorkspaceRequest } from './requests.ts';
-
-const helperMain = join(dirname(fileURLToPath(import.meta.url)), 'main.ts');
-
-/** Helper processes alive at once; more requests wait for one to end (each is a Node process). */
-const maxHelpers = 16;
 
 export interface WorkspaceIoOptions {
   nodePath?: string;
@@ -18,11 +10,12 @@ export interface WorkspaceIoOptions {
 }
 
 /**
- * Every read and write of a workspace, each in a helper process of its own that runs as the
- * workspace directory's owner (the sandbox's user: never root, no capabilities, no_new_privs) and
- * walks the path from a descriptor of the workspace without following links (`walk.ts`). The
- * server opens only `<workspace dir>` itself, a path the sandbox cannot change (its parent is the
- * server's), and hands the descriptor over: no path the sandbox controls is resolved as root.
+ * Every read and write of a workspace, done by a helper process that runs as the workspace
+ * directory's owner (the sandbox's user: never root, no capabilities, no_new_privs) and walks the
+ * path from a descriptor of the workspace without following links (`walk.ts`). The server opens
+ * only `<workspace dir>` itself, a path the sandbox cannot change (its parent is the server's), and
+ * hands the descriptor over: no path the sandbox controls is resolved as root. Helpers serve one
+ * request at a time and are kept a few seconds for the next one on the same workspace.
  */
 export interface WorkspaceIo {
   list(
@@ -40,154 +33,96 @@ export interface WorkspaceIo {
     workspaceDir: string,
     file: { path: string; size: number; tempTag: string; source: Readable },
   ): Promise<Refused | { landed: EntryStats }>;
+  /** Ends every idle helper (the busy ones end when their request does). */
+  close(): void;
 }
 
 export function createWorkspaceIo(options: WorkspaceIoOptions = {}): WorkspaceIo {
-  const nodePath = options.nodePath ?? process.execPath;
-  const setprivPath = options.setprivPath ?? '/usr/bin/setpriv';
-  const slots = new Slots(maxHelpers);
+  const pool = new HelperPool(
+    options.nodePath ?? process.execPath,
+    options.setprivPath ?? '/usr/bin/setpriv',
+  );
 
+  /** Runs one request; the helper goes back to the pool once `release` is called. */
   async function run(
     workspaceDir: string,
     request: WorkspaceRequest,
-    io: { input?: Readable; output?: boolean } = {},
-  ): Promise<{ answer: WorkspaceAnswer; child: ChildProcess; exited: Promise<number | null> }> {
-    const release = await slots.take();
-    let child: ChildProcess;
+    input?: Readable,
+  ): Promise<{
+    answer: WorkspaceAnswer;
+    helper: HelperProcess;
+    freeSlot: () => void;
+    release: (reuse: boolean) => void;
+  }> {
+    const { helper, freeSlot, release } = await pool.take(workspaceDir);
+    let answer: WorkspaceAnswer;
     try {
-      child = await spawnHelper(workspaceDir, request, io, nodePath, setprivPath);
+      answer = await helper.request(request, input);
     } catch (error) {
-      release();
+      release(false);
       throw error;
     }
-    const exited = new Promise<number | null>((resolve) => {
-      child.once('close', (code) => resolve(code));
-      child.once('error', () => resolve(null));
-    });
-    void exited.then(release);
-    const stderr = collect(child.stderr!, 4096);
-    if (io.input) void pipeline(io.input, child.stdin!).catch(() => child.stdin?.destroy());
-    const text = await collect(child.stdio[4] as Readable, 1 << 26);
-    if (!text) {
-      await exited;
-      throw new Error(`the workspace helper answered nothing: ${(await stderr).trim() || 'no output'}`);
-    }
-    const answer = JSON.parse(text) as WorkspaceAnswer;
     if ('failed' in answer) {
-      child.kill('SIGKILL');
+      // The helper answered and is ready for the next request.
+      release(true);
       throw Object.assign(new Error(`workspace helper: ${answer.message}`), { code: answer.failed });
     }
-    return { answer, child, exited };
+    return { answer, helper, freeSlot, release };
   }
 
-  /** The answer's part under `key`, a refusal as it is; the process has ended. */
-  async function finished<K extends string>(
-    ran: { answer: WorkspaceAnswer; exited: Promise<number | null> },
+  /** The answer's part under `key`, a refusal as it is. */
+  async function part<K extends string>(
+    workspaceDir: string,
+    request: WorkspaceRequest,
     key: K,
+    input?: Readable,
   ): Promise<Refused | Extract<WorkspaceAnswer, Record<K, unknown>>[K]> {
-    await ran.exited;
-    const { answer } = ran;
+    const { answer, release } = await run(workspaceDir, request, input);
+    release(true);
     if ('refused' in answer) return answer;
     if (key in answer) return (answer as unknown as Record<K, never>)[key];
     throw new Error(`the workspace helper answered ${Object.keys(answer)[0]}, not ${key}`);
   }
 
   return {
-    list: async (dir, path) => finished(await run(dir, { op: 'list', path }), 'list'),
-    tree: async (dir, path, bounds) => finished(await run(dir, { op: 'tree', path, ...bounds }), 'tree'),
+    list: (dir, path) => part(dir, { op: 'list', path }, 'list'),
+    tree: (dir, path, bounds) => part(dir, { op: 'tree', path, ...bounds }, 'tree'),
     checkTarget: async (dir, path) => {
-      const answer = await finished(await run(dir, { op: 'check-target', path }), 'checked');
+      const answer = await part(dir, { op: 'check-target', path }, 'checked');
       return answer === true ? { checked: true } : answer;
     },
-    land: async (dir, file) => {
-      const { path, size, tempTag, source } = file;
-      const answer = await finished(
-        await run(dir, { op: 'land', path, size, tempTag }, { input: source }),
-        'landed',
-      );
+    land: async (dir, { path, size, tempTag, source }) => {
+      const answer = await part(dir, { op: 'land', path, size, tempTag }, 'landed', source);
       return 'refused' in answer ? answer : { landed: answer };
     },
     content: async (dir, path) => {
-      const { answer, child, exited } = await run(dir, { op: 'content', path }, { output: true });
+      const { answer, helper, freeSlot, release } = await run(dir, { op: 'content', path });
       if ('refused' in answer) {
-        await exited;
+        release(true);
         return answer;
       }
       if (!('content' in answer)) {
-        child.kill('SIGKILL');
+        release(false);
         throw new Error('the workspace helper did not answer content');
       }
       const { size } = answer.content;
+      // The bytes go at the client's pace: a slow client must not hold up every workspace's requests.
+      freeSlot();
       const body = exactly(size);
-      // A client gone mid-download ends the helper; a helper gone mid-file fails the body.
-      body.once('close', () => child.kill('SIGKILL'));
-      void pipeline(child.stdout!, body).catch(() => {});
-      void exited.then((code) => {
-        if (code !== 0) body.destroy(new Error(`the workspace helper ended with ${code} mid-file`));
+      let finished = false;
+      const download = helper.download((last) => {
+        finished = true;
+        release('done' in last);
       });
+      // A client gone mid-download: the helper is still sending, so it is not reused.
+      body.once('close', () => {
+        if (!finished) release(false);
+      });
+      void pipeline(download, body).catch(() => {});
       return { size, body };
     },
+    close: () => pool.close(),
   };
-}
-
-async function spawnHelper(
-  workspaceDir: string,
-  request: WorkspaceRequest,
-  io: { input?: Readable; output?: boolean },
-  nodePath: string,
-  setprivPath: string,
-): Promise<ChildProcess> {
-  // The workspace directory itself is the server's path (its parent is the server's); below it, nothing is.
-  const dir = await open(workspaceDir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
-  try {
-    const { uid, gid } = await dir.stat();
-    const asRoot = process.getuid?.() === 0;
-    if (asRoot && uid === 0) {
-      throw new Error(
-        `the workspace ${workspaceDir} is owned by root: its helper would run as root; refused`,
-      );
-    }
-    const command = [nodePath, helperMain, JSON.stringify(request)];
-    const argv = asRoot ? [...dropTo(setprivPath, uid, gid), ...command] : command;
-    const child = spawn(argv[0]!, argv.slice(1), {
-      stdio: [io.input ? 'pipe' : 'ignore', io.output ? 'pipe' : 'ignore', 'pipe', dir.fd, 'pipe'],
-      env: { PATH: '/usr/bin:/bin' },
-    });
-    await new Promise<void>((resolve, reject) => {
-      child.once('spawn', resolve);
-      child.once('error', reject);
-    });
-    return child;
-  } finally {
-    await dir.close();
-  }
-}
-
-function dropTo(setprivPath: string, uid: number, gid: number): string[] {
-  return [
-    setprivPath,
-    `--reuid=${uid}`,
-    `--regid=${gid}`,
-    '--clear-groups',
-    '--inh-caps=-all',
-    '--bounding-set=-all',
-    '--no-new-privs',
-    '--',
-  ];
-}
-
-/** A stream's text, up to `limit` bytes. */
-function collect(stream: Readable, limit: number): Promise<string> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let length = 0;
-    stream.on('data', (chunk: Buffer) => {
-      if (length < limit) chunks.push(chunk);
-      length += chunk.length;
-    });
-    stream.once('error', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    stream.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-  });
 }
 
 /** Passes bytes through and fails unless exactly `size` went by. */
@@ -202,25 +137,4 @@ function exactly(size: number): Transform {
       done(seen === size ? null : new Error(`the file ended after ${seen} of ${size} bytes`));
     },
   });
-}
-
-/** A counting semaphore. */
-class Slots {
-  #free: number;
-  readonly #waiting: (() => void)[] = [];
-  constructor(count: number) {
-    this.#free = count;
-  }
-  async take(): Promise<() => void> {
-    if (this.#free > 0) this.#free--;
-    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const next = this.#waiting.shift();
-      if (next) next();
-      else this.#free++;
-    };
-  }
 }
