@@ -261,6 +261,10 @@ export function createTurnExecutor(services: Services): TurnExecutor {
     },
 
     settleExpired: (turn) => settleAbandonedTurn(services, turn),
-    settleLost: (turn, runnerId) => settleAbandonedTurn(services, turn, runnerId),
+    async settleLost(turn, runnerId) {
+      await settleAbandonedTurn(services, turn, runnerId);
+      // The settle may have queued the thread's next turn: claim it now rather than at the next poll.
+      services.worker?.wake();
+    },
   };
 }
