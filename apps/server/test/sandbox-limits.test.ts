@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadDeploymentConfig, orgLimits } from '../src/deployment-config.ts';
 import { agentSpec, allEvents, json, settled } from './helpers.ts';
 
 interface Refusal {
@@ -89,5 +90,32 @@ describe.each(testDatabases())('the limit on live sandboxes on $name', (database
       201,
     );
     expect((await settled(server, first)).status).not.toBe('fail');
+  });
+});
+
+describe('limits in the deployment config', () => {
+  const load = (content: string) => {
+    const path = join(mkdtempSync(join(tmpdir(), 'paddock-config-')), 'paddock.yaml');
+    writeFileSync(path, content);
+    return loadDeploymentConfig(path);
+  };
+
+  it('applies an organization its own entry, else the default; unset is unlimited', () => {
+    const { limits } = load(
+      'limits:\n  default: { live_sandboxes: 100 }\n  organizations:\n    org-1: { live_sandboxes: 5 }\n',
+    );
+    expect(orgLimits(limits, 'org-1').live_sandboxes).toBe(5);
+    expect(orgLimits(limits, 'org-2').live_sandboxes).toBe(100);
+    expect(orgLimits(load('providers: {}\n').limits, 'org-1').live_sandboxes).toBeUndefined();
+    expect(orgLimits(loadDeploymentConfig(undefined).limits, 'org-1').live_sandboxes).toBeUndefined();
+  });
+
+  it('names a bad limit in one line', () => {
+    expect(() => load('limits:\n  default: { live_sandboxes: -1 }\n')).toThrow(
+      /limits\.default\.live_sandboxes/,
+    );
+    expect(() => load('limits:\n  organizations:\n    org-1: { live_sandbox: 5 }\n')).toThrow(
+      /limits\.organizations\.org-1/,
+    );
   });
 });
