@@ -43,12 +43,15 @@ describe.each(testDatabases())('the limit on live sandboxes on $name', (database
     expect(await done()).toBe(true);
     // It stops counting once the host released it (written beside that event).
     const released = async () =>
-      (await server.paddock.services.store.db
-        .selectFrom('live_sandboxes')
-        .select('thread_id')
-        .where('thread_id', '=', threadId)
-        .executeTakeFirst()) === undefined;
-    for (let i = 0; i < 100 && !(await released()); i++) await sleep(20);
+      (
+        await server.paddock.services.store.db
+          .selectFrom('live_sandboxes')
+          .select('live_until')
+          .where('thread_id', '=', threadId)
+          .executeTakeFirstOrThrow()
+      ).live_until === '';
+    for (let i = 0; i < 200 && !(await released()); i++) await sleep(50);
+    expect(await released()).toBe(true);
   };
 
   it('refuses new threads, and the boot of a stopped one, while the organization is at its limit', async () => {
