@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadDeploymentConfig, orgLimits } from '../src/deployment-config.ts';
 import { agentSpec, allEvents, json, settled } from './helpers.ts';
 
 interface Refusal {
@@ -42,12 +43,15 @@ describe.each(testDatabases())('the limit on live sandboxes on $name', (database
     expect(await done()).toBe(true);
     // It stops counting once the host released it (written beside that event).
     const released = async () =>
-      (await server.paddock.services.store.db
-        .selectFrom('live_sandboxes')
-        .select('thread_id')
-        .where('thread_id', '=', threadId)
-        .executeTakeFirst()) === undefined;
-    for (let i = 0; i < 100 && !(await released()); i++) await sleep(20);
+      (
+        await server.paddock.services.store.db
+          .selectFrom('live_sandboxes')
+          .select('live_until')
+          .where('thread_id', '=', threadId)
+          .executeTakeFirstOrThrow()
+      ).live_until === '';
+    for (let i = 0; i < 200 && !(await released()); i++) await sleep(50);
+    expect(await released()).toBe(true);
   };
 
   it('refuses new threads, and the boot of a stopped one, while the organization is at its limit', async () => {
@@ -89,5 +93,32 @@ describe.each(testDatabases())('the limit on live sandboxes on $name', (database
       201,
     );
     expect((await settled(server, first)).status).not.toBe('fail');
+  });
+});
+
+describe('limits in the deployment config', () => {
+  const load = (content: string) => {
+    const path = join(mkdtempSync(join(tmpdir(), 'paddock-config-')), 'paddock.yaml');
+    writeFileSync(path, content);
+    return loadDeploymentConfig(path);
+  };
+
+  it('applies an organization its own entry, else the default; unset is unlimited', () => {
+    const { limits } = load(
+      'limits:\n  default: { live_sandboxes: 100 }\n  organizations:\n    org-1: { live_sandboxes: 5 }\n',
+    );
+    expect(orgLimits(limits, 'org-1').live_sandboxes).toBe(5);
+    expect(orgLimits(limits, 'org-2').live_sandboxes).toBe(100);
+    expect(orgLimits(load('providers: {}\n').limits, 'org-1').live_sandboxes).toBeUndefined();
+    expect(orgLimits(loadDeploymentConfig(undefined).limits, 'org-1').live_sandboxes).toBeUndefined();
+  });
+
+  it('names a bad limit in one line', () => {
+    expect(() => load('limits:\n  default: { live_sandboxes: -1 }\n')).toThrow(
+      /limits\.default\.live_sandboxes/,
+    );
+    expect(() => load('limits:\n  organizations:\n    org-1: { live_sandbox: 5 }\n')).toThrow(
+      /limits\.organizations\.org-1/,
+    );
   });
 });

@@ -1,12 +1,13 @@
 import { type MachineKind, timestamp } from '@paddock/protocol';
 import {
-  clearSandboxLive,
   countLiveSandboxes,
   type Db,
   findAgent,
   findTeam,
   lockOrgForSandboxes,
-  markSandboxesLive,
+  markSandboxLive as markLive,
+  releaseSandboxLive,
+  renewSandboxesLive,
   sandboxLiveUntil,
   type ThreadRow,
 } from '@paddock/store';
@@ -68,12 +69,12 @@ export async function admitThreadSandbox(trx: Db, limits: SandboxLimits, thread:
 
 /** The thread's sandbox is booting: it counts as live from now on (see `renewLiveSandboxes`). */
 export async function markSandboxLive(db: Db, limits: SandboxLimits, threadId: string): Promise<void> {
-  await markSandboxesLive(db, [threadId], timestamp(new Date(Date.now() + limits.leaseMs)));
+  await markLive(db, threadId, timestamp(new Date(Date.now() + limits.leaseMs)));
 }
 
 /** The thread's sandbox stopped: it no longer counts. */
 export function releaseSandbox(db: Db, threadId: string): Promise<void> {
-  return clearSandboxLive(db, threadId);
+  return releaseSandboxLive(db, threadId);
 }
 
 /**
@@ -85,5 +86,5 @@ export async function renewLiveSandboxes(
 ): Promise<void> {
   const threadIds = services.sandboxes.liveThreadIds?.() ?? [];
   const until = timestamp(new Date(Date.now() + services.sandboxLimits.leaseMs));
-  await markSandboxesLive(services.store.db, threadIds, until);
+  await renewSandboxesLive(services.store.db, threadIds, until);
 }

@@ -53,7 +53,7 @@ export async function countLiveSandboxes(
   return Number(row.live);
 }
 
-/** Until when a host vouched for the thread's sandbox; undefined when none does. */
+/** Until when a host vouched for the thread's sandbox; undefined (or empty, released) when none does. */
 export async function sandboxLiveUntil(db: Db, threadId: string): Promise<string | undefined> {
   const row = await db
     .selectFrom('live_sandboxes')
@@ -63,18 +63,41 @@ export async function sandboxLiveUntil(db: Db, threadId: string): Promise<string
   return row?.live_until;
 }
 
-/** The hosts vouch for these threads' sandboxes until `until`. */
-export async function markSandboxesLive(db: Db, threadIds: string[], until: string): Promise<void> {
+/** Written in `live_until` when a sandbox stopped: sorts before every time, so it never counts. */
+const released = '';
+
+/** A boot was admitted: the thread's sandbox counts as live until `until`. */
+export async function markSandboxLive(db: Db, threadId: string, until: string): Promise<void> {
+  await db
+    .insertInto('live_sandboxes')
+    .values({ thread_id: threadId, live_until: until })
+    .onConflict((oc) => oc.column('thread_id').doUpdateSet({ live_until: until }))
+    .execute();
+}
+
+/**
+ * The hosts vouch for these threads' sandboxes until `until`. A sandbox released since the host
+ * listed it stays released: only an admitted boot (`markSandboxLive`) counts it again.
+ */
+export async function renewSandboxesLive(db: Db, threadIds: string[], until: string): Promise<void> {
   if (threadIds.length === 0) return;
   await db
     .insertInto('live_sandboxes')
     .values(threadIds.map((threadId) => ({ thread_id: threadId, live_until: until })))
     .onConflict((oc) =>
-      oc.column('thread_id').doUpdateSet((eb) => ({ live_until: eb.ref('excluded.live_until') })),
+      oc
+        .column('thread_id')
+        .doUpdateSet({ live_until: until })
+        .where('live_sandboxes.live_until', '<>', released),
     )
     .execute();
 }
 
-export async function clearSandboxLive(db: Db, threadId: string): Promise<void> {
-  await db.deleteFrom('live_sandboxes').where('thread_id', '=', threadId).execute();
+/** The thread's sandbox stopped: it no longer counts, and renewals racing with the stop do not revive it. */
+export async function releaseSandboxLive(db: Db, threadId: string): Promise<void> {
+  await db
+    .updateTable('live_sandboxes')
+    .set({ live_until: released })
+    .where('thread_id', '=', threadId)
+    .execute();
 }

@@ -1,0 +1,56 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { testDatabases } from '@paddock/testing';
+import { type Deployment, startDeployment } from '@paddock/testing/deployment';
+import { afterEach, describe, expect, it } from 'vitest';
+import { agentSpec, hostProcesses, json, settled } from './helpers.ts';
+
+describe.each(testDatabases())('idle sandboxes on a detached runner ($name)', (database) => {
+  let deployment: Deployment | undefined;
+  afterEach(async (context) => {
+    if (context.task.result?.state === 'fail')
+      console.error(deployment?.output().split('\n').slice(-60).join('\n'));
+    await deployment?.close();
+  });
+
+  it('stops an idle sandbox, keeps its workspace, and boots it again on a file read', async () => {
+    deployment = await startDeployment(database, {
+      PADDOCK_RUNNER: 'detached',
+      PADDOCK_SANDBOX_IDLE_STOP_MS: '1500',
+    });
+    await deployment.startServer();
+    deployment.startRunner();
+    await deployment.runnerConnected(1);
+
+    const marker = String(700_000 + Math.floor(Math.random() * 99_999));
+    const { thread_id: threadId } = await json<{ thread_id: string }>(
+      await deployment.request('POST', '/v2/threads', {
+        body: {
+          agent: agentSpec(),
+          input: `::sh echo kept > kept.txt; nohup sleep ${marker} >/dev/null 2>&1 &`,
+        },
+      }),
+      201,
+    );
+    await settled(deployment, threadId);
+    expect(hostProcesses(['sleep', marker])).toHaveLength(1);
+    // The runner stops it on its own; nothing of it is left on the host.
+    for (let i = 0; i < 200 && hostProcesses(['sleep', marker]).length > 0; i++) await sleep(50);
+    expect(hostProcesses(['sleep', marker])).toEqual([]);
+
+    // The server hears of the stop just after the processes are gone: once it has, a read wakes it.
+    let waking = await deployment.request('GET', `/v2/tasks/${threadId}/files`);
+    for (let i = 0; i < 100 && waking.status === 200; i++) {
+      await sleep(50);
+      waking = await deployment.request('GET', `/v2/tasks/${threadId}/files`);
+    }
+    expect((await json<{ detail: { code: string } }>(waking, 409)).detail.code).toBe('machine_not_ready');
+    let listed: Response | undefined;
+    for (let i = 0; i < 200; i++) {
+      listed = await deployment.request('GET', `/v2/tasks/${threadId}/files`);
+      if (listed.status === 200) break;
+      await sleep(50);
+    }
+    const files = await json<{ items: { name: string }[] }>(listed!, 200);
+    expect(files.items.map((f) => f.name)).toContain('kept.txt');
+  }, 60_000);
+});
