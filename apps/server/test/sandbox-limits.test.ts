@@ -103,14 +103,16 @@ describe('limits in the deployment config', () => {
     return loadDeploymentConfig(path);
   };
 
-  it('applies an organization its own entry, else the default; unset is unlimited', () => {
+  it('applies an organization its own entry, else the default, bound by bound; unset is unlimited', () => {
     const { limits } = load(
-      'limits:\n  default: { live_sandboxes: 100 }\n  organizations:\n    org-1: { live_sandboxes: 5 }\n',
+      'limits:\n  default: { live_sandboxes: 100 }\n  organizations:\n    org-1: { live_sandboxes: 5 }\n    org-3: { running_turns: 2 }\n',
     );
-    expect(orgLimits(limits, 'org-1').live_sandboxes).toBe(5);
-    expect(orgLimits(limits, 'org-2').live_sandboxes).toBe(100);
-    expect(orgLimits(load('providers: {}\n').limits, 'org-1').live_sandboxes).toBeUndefined();
-    expect(orgLimits(loadDeploymentConfig(undefined).limits, 'org-1').live_sandboxes).toBeUndefined();
+    const live = orgLimits(limits, 'live_sandboxes');
+    expect(live?.('org-1')).toBe(5);
+    expect(live?.('org-2')).toBe(100);
+    expect(live?.('org-3')).toBe(100);
+    expect(orgLimits(load('providers: {}\n').limits, 'live_sandboxes')).toBeUndefined();
+    expect(orgLimits(loadDeploymentConfig(undefined).limits, 'live_sandboxes')).toBeUndefined();
   });
 
   it('names a bad limit in one line', () => {
