@@ -154,6 +154,7 @@ describe.each(testDatabases())('migration 0013 on $name', (database) => {
       // Back to the schema before 0013, with a row as the old code wrote it.
       await store.db.schema.dropTable('login_sessions').execute();
       await store.db.schema.dropIndex('tokens_thread_holder').execute();
+      await store.db.schema.dropIndex('team_members_user').execute();
       await store.db.schema.alterTable('tokens').dropColumn('holder').execute();
       await sql`delete from kysely_migration where name = '0013-revocation-sealed-mcp'`.execute(store.db);
       const plain = [
