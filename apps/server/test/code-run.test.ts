@@ -164,7 +164,9 @@ describe.each(testDatabases())('code runs on $name', (database) => {
       }),
       201,
     );
-    const bound = await mintSandboxLikeToken(id);
+    // A user token with code:execute: a thread token minted here would be revoked by the boot,
+    // which keeps only the sandbox's own one (issue 10 §4, no cache to outlive it).
+    const bound = await mintUserToken(['read', 'publish', 'code:execute']);
     const capabilities = await json<Capabilities>(
       await server.request('GET', `/v2/tasks/${id}/code/capabilities`, { token: bound }),
       200,

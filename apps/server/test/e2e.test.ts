@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { eventTypes } from '@paddock/protocol';
@@ -74,9 +74,22 @@ describe('end to end: the server started as the README says', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('prints the bootstrap token once and keeps it in a 0600 file', () => {
+  it('keeps the bootstrap token and password in 0600 files, printing only where (stdout is piped)', () => {
     expect(token).toMatch(/^pdk_pat_/);
-    expect(output).toContain(token);
+    const password = readFileSync(join(dataDir, 'admin-password'), 'utf8').trim();
+    // A log collector must not hold credentials (issue 10 §5): values only ever go to a terminal.
+    expect(output).not.toContain(token);
+    expect(output).not.toContain(password);
+    expect(output).toContain(join(dataDir, 'bootstrap-token'));
+    expect(output).toContain(join(dataDir, 'admin-password'));
+    for (const file of [
+      'bootstrap-token',
+      'admin-password',
+      'paddock.db',
+      'paddock.db-wal',
+      'paddock.db-shm',
+    ])
+      expect((statSync(join(dataDir, file)).mode & 0o777).toString(8), file).toBe('600');
   });
 
   it('creates a thread and follows both turns over SSE, then resumes after a seq', async () => {
@@ -130,9 +143,8 @@ describe('end to end: the server started as the README says', () => {
       expect(response.status, text).toBe(status);
       return JSON.parse(text) as T;
     };
-    // The admin's generated password was printed once and saved in the data dir (mode 0600).
+    // The admin's generated password was saved in the data dir (mode 0600).
     const password = readFileSync(join(dataDir, 'admin-password'), 'utf8').trim();
-    expect(output).toContain(password);
     const login = await fetch(`${base}/v2/auth/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

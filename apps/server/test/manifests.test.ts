@@ -120,7 +120,8 @@ describe.each(testDatabases())('manifests on $name', (database) => {
       instructions('Be brief.'),
       skill('registry:acme/lint@1.2.0'),
       mcpServer('docs', { url: 'https://mcp.example.com/docs' }),
-      mcpServer('local', { command: 'npx', args: ['-y', 'some-server'], env: { LEVEL: 'debug' } }),
+      // Env and header values are secrets: a manifest names them only (issue 10 §5).
+      mcpServer('local', { command: 'npx', args: ['-y', 'some-server'], env_names: ['LEVEL'] }),
     ]);
     // The hash is SHA-256 of the canonical JSON of type, name and files (documented in decisions.md).
     const [first] = manifest.components;
@@ -154,7 +155,11 @@ describe.each(testDatabases())('manifests on $name', (database) => {
     expect(after.instructions).toBe('Answer in French. MARKER-7731');
     expect(JSON.parse(after.skills)).toEqual([{ source: 'registry:acme/format@2.0.0' }]);
     expect(JSON.parse(after.mcp_servers)).toEqual([
-      { name: 'search', url: 'https://mcp.example.com/search', headers: { 'x-team': 'blue' } },
+      {
+        name: 'search',
+        url: 'https://mcp.example.com/search',
+        headers: { 'x-team': { sealed: expect.any(String) } },
+      },
     ]);
     expect(after.spec_hash).not.toBe(before.spec_hash);
     // Sending the new spec through the public API finds this very agent (D4: same spec, same agent).

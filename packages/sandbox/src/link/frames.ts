@@ -63,7 +63,10 @@ const serverFrames = [
     lifecycle: z
       .object({
         idle: z
-          .object({ freezeAfterMs: z.number().nonnegative(), stopAfterMs: z.number().nonnegative() })
+          .object({
+            freezeAfterMs: z.number().nonnegative().optional(),
+            stopAfterMs: z.number().nonnegative(),
+          })
           .optional(),
         expiresAt: z.number().optional(),
       })

@@ -6,7 +6,8 @@ export type SealSecret = (plaintext: string) => string;
 /**
  * Issue 10 §4 and §5. Login sessions get server-side state that logout revokes and every request
  * checks; a thread token records which host holds its sandbox (`holder`), so a restarted server can
- * revoke the tokens of the sandboxes that died with it. MCP server `headers` and `env` values were
+ * revoke the tokens of the sandboxes that died with it; a user's team memberships are indexed by
+ * user (read on every request). MCP server `headers` and `env` values were
  * stored in plain text inside `agents.mcp_servers`: each becomes `{"sealed": "<SecretBox seal>"}`.
  */
 export function migration(seal: SealSecret | undefined) {
@@ -25,6 +26,8 @@ export function migration(seal: SealSecret | undefined) {
         .on('login_sessions')
         .column('expires_at')
         .execute();
+      // Every request now reads the caller's teams (no credential cache): by user, not by team.
+      await db.schema.createIndex('team_members_user').on('team_members').column('user_id').execute();
       await db.schema.alterTable('tokens').addColumn('holder', 'text').execute();
       await db.schema
         .createIndex('tokens_thread_holder')

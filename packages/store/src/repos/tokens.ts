@@ -12,26 +12,6 @@ export function findTokenByHash(db: Db, hash: string): Promise<TokenRow | undefi
   return db.selectFrom('tokens').selectAll().where('token_hash', '=', hash).executeTakeFirst();
 }
 
-/**
- * A token by its hash with its user's team ids, in one query (one row per team): every request
- * resolves its credential this way, uncached, so a revocation counts on the very next one.
- */
-export async function findTokenWithTeams(
-  db: Db,
-  hash: string,
-): Promise<{ token: TokenRow; teamIds: string[] } | undefined> {
-  const rows = await db
-    .selectFrom('tokens')
-    .leftJoin('team_members', 'team_members.user_id', 'tokens.user_id')
-    .selectAll('tokens')
-    .select('team_members.team_id')
-    .where('tokens.token_hash', '=', hash)
-    .execute();
-  if (rows.length === 0) return undefined;
-  const { team_id: _team, ...token } = rows[0]!;
-  return { token, teamIds: rows.flatMap((r) => (r.team_id === null ? [] : [r.team_id])) };
-}
-
 /** Whether a token still counts: not revoked and not lapsed (`now` a D3 timestamp). */
 export async function isTokenLive(db: Db, id: string, now: string): Promise<boolean> {
   const row = await db
