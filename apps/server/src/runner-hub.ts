@@ -60,6 +60,11 @@ export class RunnerHub implements SandboxHost {
   readonly #connections = new Map<string, Connection>();
   /** Thread → the runner its sandbox runs on. */
   readonly #sandboxes = new Map<string, string>();
+  /**
+   * Thread → the status listener of the boot that made its running sandbox, told when the runner
+   * says that sandbox is gone (an idle stop, a crash): core revokes that boot's thread token then.
+   */
+  readonly #bootListeners = new Map<string, EnsureOptions['onStatus']>();
   readonly #turns = new Map<string, HubTurn>();
   /** Turns a runner listed that `adopt` took: thread and runner, until `attach` picks them up. */
   readonly #adoptable = new Map<string, { threadId: string; runnerId: string }>();
@@ -225,6 +230,7 @@ export class RunnerHub implements SandboxHost {
       });
     });
     this.#sandboxes.set(threadId, connection.runnerId);
+    if (booted) this.#bootListeners.set(threadId, options.onStatus);
     return booted;
   }
 
@@ -319,10 +325,17 @@ export class RunnerHub implements SandboxHost {
       previous.socket.close(1000, 'replaced by a newer connection');
     }
     this.#connections.set(connection.runnerId, connection);
+    const listed = new Set(hello.sandboxes);
     for (const [threadId, runnerId] of this.#sandboxes) {
-      if (runnerId === connection.runnerId) this.#sandboxes.delete(threadId);
+      if (runnerId !== connection.runnerId) continue;
+      this.#sandboxes.delete(threadId);
+      if (listed.has(threadId)) continue;
+      // Gone while the runner was away: its boot hears it as it would have heard `sandbox.gone`.
+      const listener = this.#bootListeners.get(threadId);
+      this.#bootListeners.delete(threadId);
+      listener?.({ status: 'exited', detail: 'gone while its runner was disconnected' });
     }
-    for (const threadId of hello.sandboxes) this.#sandboxes.set(threadId, connection.runnerId);
+    for (const threadId of listed) this.#sandboxes.set(threadId, connection.runnerId);
     this.#options.logger.info(
       { runner_id: connection.runnerId, sandboxes: hello.sandboxes.length, turns: hello.turns.length },
       'runner connected',
@@ -383,10 +396,14 @@ export class RunnerHub implements SandboxHost {
         ensure.done(message);
         return;
       }
-      case 'sandbox.gone':
-        if (this.#sandboxes.get(message.thread_id) === connection.runnerId)
-          this.#sandboxes.delete(message.thread_id);
+      case 'sandbox.gone': {
+        if (this.#sandboxes.get(message.thread_id) !== connection.runnerId) return;
+        this.#sandboxes.delete(message.thread_id);
+        const listener = this.#bootListeners.get(message.thread_id);
+        this.#bootListeners.delete(message.thread_id);
+        listener?.(message.status);
         return;
+      }
       case 'steer.result': {
         const steer = this.#steers.get(message.req);
         if (steer?.runnerId !== connection.runnerId) return;

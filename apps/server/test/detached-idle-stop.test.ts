@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { testDatabases } from '@paddock/testing';
 import { type Deployment, startDeployment } from '@paddock/testing/deployment';
@@ -12,7 +14,7 @@ describe.each(testDatabases())('idle sandboxes on a detached runner ($name)', (d
     await deployment?.close();
   });
 
-  it('stops an idle sandbox, keeps its workspace, and boots it again on a file read', async () => {
+  it('stops an idle sandbox, keeps its workspace, revokes its token, and boots it again on a file read', async () => {
     deployment = await startDeployment(database, {
       PADDOCK_RUNNER: 'detached',
       PADDOCK_SANDBOX_IDLE_STOP_MS: '1500',
@@ -26,7 +28,7 @@ describe.each(testDatabases())('idle sandboxes on a detached runner ($name)', (d
       await deployment.request('POST', '/v2/threads', {
         body: {
           agent: agentSpec(),
-          input: `::sh echo kept > kept.txt; nohup sleep ${marker} >/dev/null 2>&1 &`,
+          input: `::sh echo kept > kept.txt; echo -n $PADDOCK_TOKEN > token.txt; nohup sleep ${marker} >/dev/null 2>&1 &`,
         },
       }),
       201,
@@ -36,6 +38,15 @@ describe.each(testDatabases())('idle sandboxes on a detached runner ($name)', (d
     // The runner stops it on its own; nothing of it is left on the host.
     for (let i = 0; i < 200 && hostProcesses(['sleep', marker]).length > 0; i++) await sleep(50);
     expect(hostProcesses(['sleep', marker])).toEqual([]);
+
+    // The stopped sandbox's token dies with it, before anything boots the thread again.
+    const token = await readFile(join(deployment.dataDir, 'workspaces', threadId, 'token.txt'), 'utf8');
+    let asSandbox = await deployment.request('GET', `/v2/threads/${threadId}`, { token });
+    for (let i = 0; i < 100 && asSandbox.status === 200; i++) {
+      await sleep(50);
+      asSandbox = await deployment.request('GET', `/v2/threads/${threadId}`, { token });
+    }
+    expect(asSandbox.status).toBe(401);
 
     // The server hears of the stop just after the processes are gone: once it has, a read wakes it.
     let waking = await deployment.request('GET', `/v2/tasks/${threadId}/files`);
