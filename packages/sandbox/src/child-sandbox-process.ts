@@ -3,7 +3,7 @@ import type { Readable, Writable } from 'node:stream';
 import { toNdjson } from './ndjson.ts';
 import type { RunnerCommand, SupervisorMessage } from './protocol.ts';
 import type { SandboxExit, SandboxProcess } from './provider.ts';
-import { readyOrDestroyed, SupervisorChannel } from './supervisor-channel.ts';
+import { readyOrDestroyed, SupervisorChannel, withProtocolError } from './supervisor-channel.ts';
 
 export interface ChildSandboxOptions {
   id: string;
@@ -61,7 +61,7 @@ class ChildSandboxProcess implements SandboxProcess {
     // The supervisor may be gone when we write; its exit is reported through `exited`, not here.
     this.#input?.on('error', () => {});
 
-    this.exited = new Promise((resolve) => {
+    const exited = new Promise<SandboxExit>((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) {
         resolve({ code: child.exitCode, signal: child.signalCode });
       }
@@ -82,10 +82,12 @@ class ChildSandboxProcess implements SandboxProcess {
       stdout: output,
       // With a separate channel, the child's stdout is diagnostics too (QEMU's).
       stderr: options.channel && child.stdout ? [child.stderr, child.stdout] : child.stderr,
-      exited: this.exited,
+      exited,
       bootTimeoutMs: options.bootTimeoutMs,
       onStderr: options.onStderr,
+      onProtocolError: () => void this.destroy(),
     });
+    this.exited = exited.then((exit) => withProtocolError(exit, this.#channel.protocolError));
     child.once('error', (error) => this.#channel.fail(error));
     this.ready = this.#channel.ready;
   }
@@ -102,6 +104,10 @@ class ChildSandboxProcess implements SandboxProcess {
 
   onMessage(listener: (message: SupervisorMessage) => void): () => void {
     return this.#channel.onMessage(listener);
+  }
+
+  breakOff(reason: string): void {
+    this.#channel.breakOff(reason);
   }
 
   destroy(): Promise<void> {

@@ -29,6 +29,8 @@ export interface SandboxSpec {
 export interface SandboxExit {
   code: number | null;
   signal: string | null;
+  /** The supervisor broke the protocol, and the sandbox was destroyed for it: why (never what it sent). */
+  protocolError?: string;
 }
 
 /** A booted supervisor: it has already said `ready` when `create` resolves. */
@@ -39,6 +41,11 @@ export interface SandboxProcess {
   send(command: RunnerCommand): void;
   /** Messages that arrive before the first listener is attached are held for it. */
   onMessage(listener: (message: SupervisorMessage) => void): () => void;
+  /**
+   * For a message that parsed but is wrong where it arrived (an exec's result of the wrong shape):
+   * nothing more is delivered, the sandbox is destroyed, and `exited` names the reason.
+   */
+  breakOff(reason: string): void;
   /** Settles when the supervisor is gone, however it went. */
   readonly exited: Promise<SandboxExit>;
   /** Kills everything inside (the whole tree, or cgroup) and removes what the boot created. */

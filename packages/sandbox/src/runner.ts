@@ -11,6 +11,7 @@ import { type SandboxLifecycle, SandboxTimers } from './sandbox-timers.ts';
 import { type StandbyOptions, StandbyPool } from './standby-pool.ts';
 import {
   type EntrypointOutputListener,
+  exitAccount,
   type SandboxStatus,
   sandboxExited,
   ThreadSandbox,
@@ -291,8 +292,11 @@ export class Runner {
     void sandbox.exited.then((exit) => {
       if (this.#threads.get(threadId) !== thread) return;
       this.#threads.delete(threadId);
-      const how = exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
-      this.#log('warn', `sandbox for thread ${threadId} exited unexpectedly (${how})`);
+      const how = exitAccount(exit);
+      this.#log(
+        exit.protocolError === undefined ? 'warn' : 'error',
+        `sandbox for thread ${threadId} exited unexpectedly (${how})`,
+      );
       options.onStatus?.({ status: 'exited', detail: how });
       void sandbox.destroy();
     });

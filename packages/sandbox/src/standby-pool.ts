@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SupervisorMessage } from './protocol.ts';
 import type { SandboxProcess, SandboxSize } from './provider.ts';
+import { boundedLogText, exitAccount } from './thread-sandbox.ts';
 import type { Workspaces } from './workspaces/workspaces.ts';
 
 export interface StandbyOptions {
@@ -156,10 +157,10 @@ export class StandbyPool {
       await this.#options.workspaces.remove(slot.dir).catch(() => {});
       return undefined;
     }
-    void sandbox.exited.then(() => {
+    void sandbox.exited.then((exit) => {
       slot.gone = true;
       if (!this.#slots.includes(slot)) return;
-      this.#options.log('warn', `standby sandbox ${slot.id} exited; replacing it`);
+      this.#options.log('warn', `standby sandbox ${slot.id} exited (${exitAccount(exit)}); replacing it`);
       this.#remove(slot);
       void this.#discard(slot, sandbox).then(() => this.fill());
     });
@@ -175,7 +176,7 @@ export class StandbyPool {
       slot.warm = true;
       this.#changed();
     } else if (message.type === 'log') {
-      this.#options.log(message.level, `standby sandbox ${slot.id}: ${message.message}`);
+      this.#options.log(message.level, `standby sandbox ${slot.id}: ${boundedLogText(message.message)}`);
     }
   }
 

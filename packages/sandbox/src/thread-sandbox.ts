@@ -1,5 +1,11 @@
 import type { HarnessTurnResult } from '@paddock/harness';
-import type { DraftEvent, EventData, SandboxExec, SandboxExecResult } from '@paddock/protocol';
+import {
+  type DraftEvent,
+  type EventData,
+  type SandboxExec,
+  type SandboxExecResult,
+  sandboxExecResultSchemas,
+} from '@paddock/protocol';
 import type { SupervisorMessage, TurnCommand } from './protocol.ts';
 import type { SandboxExit, SandboxProcess } from './provider.ts';
 
@@ -20,6 +26,7 @@ interface PendingEntrypoint {
 }
 
 interface PendingExec {
+  op: SandboxExec['op'];
   resolve: (result: SandboxExecResult) => void;
   reject: (error: Error) => void;
 }
@@ -98,7 +105,7 @@ export class ThreadSandbox {
     if (this.gone) return Promise.reject(new Error('the sandbox is gone'));
     const execId = `exec-${++execCount}`;
     return new Promise((resolve, reject) => {
-      this.#execs.set(execId, { resolve: resolve as PendingExec['resolve'], reject });
+      this.#execs.set(execId, { op: request.op, resolve: resolve as PendingExec['resolve'], reject });
       this.sandbox.send({ type: 'exec', exec_id: execId, request });
     });
   }
@@ -130,13 +137,22 @@ export class ThreadSandbox {
         return;
       case 'exec.result': {
         const exec = this.#execs.get(message.exec_id);
+        if (!exec) return;
         this.#execs.delete(message.exec_id);
-        if (message.result !== undefined) exec?.resolve(message.result);
-        else exec?.reject(new Error(message.error ?? 'the sandbox did not run the code'));
+        if (message.result === undefined) {
+          exec.reject(new Error(message.error ?? 'the sandbox did not run the code'));
+          return;
+        }
+        const result = sandboxExecResultSchemas[exec.op].safeParse(message.result);
+        if (result.success) exec.resolve(result.data);
+        else {
+          exec.reject(new Error('the sandbox answered the code run with a malformed result'));
+          this.sandbox.breakOff(`exec.result: not a result of ${exec.op}`);
+        }
         return;
       }
       case 'log':
-        log(message.level, `sandbox ${this.sandbox.id}: ${message.message}`);
+        log(message.level, `sandbox ${this.sandbox.id}: ${boundedLogText(message.message)}`);
         return;
       case 'ready':
       case 'warm':
@@ -146,7 +162,7 @@ export class ThreadSandbox {
 
   #settleOnExit(exit: SandboxExit): void {
     this.gone = true;
-    const how = exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
+    const how = exitAccount(exit);
     this.#entrypoint?.reject(new Error(`sandbox ${this.sandbox.id} exited during the entrypoint (${how})`));
     this.#entrypoint = undefined;
     for (const resolve of this.#steers.values()) resolve(false);
@@ -157,7 +173,8 @@ export class ThreadSandbox {
     const turn = this.#turn;
     this.#turn = undefined;
     if (!turn) return;
-    if (this.stopping === true)
+    if (exit.protocolError !== undefined) turn.resolve(sandboxProtocolError());
+    else if (this.stopping === true)
       turn.resolve({ stopReason: 'cancelled', messages: [], lastAssistantText: '' });
     else if (this.stopping) {
       turn.resolve({
@@ -168,6 +185,34 @@ export class ThreadSandbox {
       });
     } else turn.resolve(sandboxExited(`the sandbox exited during the turn (${how})`));
   }
+}
+
+/** How a sandbox ended, for a log line or an error message. */
+export function exitAccount(exit: SandboxExit): string {
+  if (exit.protocolError !== undefined) return `destroyed for a protocol error: ${exit.protocolError}`;
+  return exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
+}
+
+/** What the sandbox's own code may put in the server's log through a `log` message: its start only. */
+export function boundedLogText(text: string): string {
+  return text.length > 2000 ? `${text.slice(0, 2000)}… (${text.length} characters)` : text;
+}
+
+/**
+ * Not retryable: a fresh sandbox boots for the next turn, but the agent whose code broke the
+ * protocol would only do it again.
+ */
+export function sandboxProtocolError(): HarnessTurnResult {
+  return {
+    stopReason: 'error',
+    messages: [],
+    lastAssistantText: '',
+    error: {
+      code: 'sandbox_protocol_error',
+      message: 'the sandbox sent the runner a malformed message, and was destroyed',
+      retryable: false,
+    },
+  };
 }
 
 export function sandboxExited(message: string): HarnessTurnResult {

@@ -3,7 +3,7 @@ import { PassThrough } from 'node:stream';
 import { toNdjson } from '../ndjson.ts';
 import type { RunnerCommand, SupervisorMessage } from '../protocol.ts';
 import type { SandboxExit, SandboxProcess } from '../provider.ts';
-import { readyOrDestroyed, SupervisorChannel } from '../supervisor-channel.ts';
+import { readyOrDestroyed, SupervisorChannel, withProtocolError } from '../supervisor-channel.ts';
 import { demuxStream } from './demux.ts';
 import type { DockerEngine } from './engine.ts';
 
@@ -56,7 +56,7 @@ class ContainerSandbox implements SandboxProcess {
     demuxStream(connection, stdout, stderr);
 
     // The engine ends the attachment once the container has exited and its output is delivered.
-    this.exited = new Promise((resolve) => {
+    const exited = new Promise<SandboxExit>((resolve) => {
       stdout.once('close', () => {
         this.#engine.inspect(this.#containerId).then(
           (state) => resolve({ code: state && !state.Running ? state.ExitCode : null, signal: null }),
@@ -68,10 +68,12 @@ class ContainerSandbox implements SandboxProcess {
       id: this.id,
       stdout,
       stderr,
-      exited: this.exited,
+      exited,
       bootTimeoutMs: options.bootTimeoutMs,
       onStderr: options.onStderr,
+      onProtocolError: () => void this.destroy(),
     });
+    this.exited = exited.then((exit) => withProtocolError(exit, this.#channel.protocolError));
     this.ready = this.#channel.ready;
   }
 
@@ -87,6 +89,10 @@ class ContainerSandbox implements SandboxProcess {
 
   onMessage(listener: (message: SupervisorMessage) => void): () => void {
     return this.#channel.onMessage(listener);
+  }
+
+  breakOff(reason: string): void {
+    this.#channel.breakOff(reason);
   }
 
   destroy(): Promise<void> {
