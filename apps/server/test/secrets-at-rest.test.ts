@@ -25,7 +25,8 @@ describe.each(testDatabases())('MCP server secrets on $name', (database) => {
   const headerValue = `Bearer mcp-header-secret-${randomBytes(6).toString('hex')}`;
   const envValue = `mcp-env-secret-${randomBytes(6).toString('hex')}`;
   beforeAll(async () => {
-    server = await startTestServer(database);
+    // The probe target is on loopback, which outbound requests reach only where the deployment allows.
+    server = await startTestServer(database, { PADDOCK_OUTBOUND_ALLOW: '127.0.0.1' });
     probe = createServer((req, res) => {
       received.push(String(req.headers.authorization));
       res.writeHead(404).end();
