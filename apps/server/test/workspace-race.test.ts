@@ -94,7 +94,13 @@ describe.skipIf(!asRoot).each(testDatabases())(
       await json(
         await server.request('POST', `/v2/threads/${taskId}/messages`, {
           body: {
-            messages: [{ content: `::write flip.py\n${flipper(hostDir)}\n::end\n::sh python3 flip.py` }],
+            // One command: the scripted model runs a step's tool calls side by side, so a separate
+            // `::write` could land after the shell started.
+            messages: [
+              {
+                content: `::sh echo ${Buffer.from(flipper(hostDir)).toString('base64')} | base64 -d > flip.py && python3 flip.py`,
+              },
+            ],
             run: true,
           },
         }),

@@ -85,6 +85,7 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
     sandboxPaths.workspace,
     '--proxy-socket',
     sandboxPaths.apiSocket,
+    '--own-pids',
   ];
 
   // Not awaited: the first create waits for it, so building the provider stays quick.
