@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newId, timestamp } from '@paddock/protocol';
 import { openStore, type Store, type ThreadRow } from '@paddock/store';
-import { createPostgresDatabase, seedThread, testDatabases } from '@paddock/testing';
+import { createPostgresDatabase, queuedTurnRow, seedThread, testDatabases } from '@paddock/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxLimits } from '../src/machines/live-sandboxes.ts';
 import { claimSandbox } from '../src/turns/thread-sandbox.ts';
@@ -81,21 +81,7 @@ describe.each(testDatabases())('live sandboxes counted from the database on $nam
   it('counts a thread with a queued turn (it will boot), and not a self-hosted runner sandbox', async () => {
     const limits: SandboxLimits = { liveSandboxes: () => 1, leaseMs: 60_000 };
     const [queued, other] = await threadsOfOneOrg(2);
-    await nodes[0]!.db
-      .insertInto('turns')
-      .values({
-        id: newId(),
-        thread_id: queued!.id,
-        status: 'queued',
-        generation: 0,
-        lease_owner: null,
-        lease_expires_at: null,
-        stop_reason: null,
-        created_at: timestamp(),
-        started_at: null,
-        ended_at: null,
-      })
-      .execute();
+    await nodes[0]!.db.insertInto('turns').values(queuedTurnRow(queued!.id)).execute();
     await expect(
       claimSandbox({ store: nodes[1]!, sandboxLimits: limits }, other!, 'sandbox_a'),
     ).rejects.toMatchObject({

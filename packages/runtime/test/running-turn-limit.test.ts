@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { newId, timestamp } from '@paddock/protocol';
 import { createTurnWorker, type TurnWorker } from '@paddock/runtime';
 import { countRunningTurnsOfOrg, enqueueTurn, finishTurn, openStore, type Store } from '@paddock/store';
-import { createPostgresDatabase, seedThread, testDatabases } from '@paddock/testing';
+import { createPostgresDatabase, queuedTurnRow, seedThread, testDatabases } from '@paddock/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /** Nodes sharing one database, each its own connection (pool) and turn worker. */
@@ -47,18 +47,7 @@ describe.each(testDatabases())('per-organization running-turn limit on $name', (
           .insertInto('threads')
           .values({ ...thread, id })
           .execute();
-      await enqueueTurn(store.db, {
-        id: newId(),
-        thread_id: id,
-        status: 'queued',
-        generation: 0,
-        lease_owner: null,
-        lease_expires_at: null,
-        stop_reason: null,
-        created_at: timestamp(),
-        started_at: null,
-        ended_at: null,
-      });
+      await enqueueTurn(store.db, queuedTurnRow(id));
     }
     return orgId;
   }

@@ -14,23 +14,8 @@ import {
   setRunner,
   startTurn,
 } from '@paddock/store';
-import { openTestStore, seedThread, testDatabases } from '@paddock/testing';
+import { openTestStore, queuedTurnRow, seedThread, testDatabases } from '@paddock/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
-function turnRow(threadId: string) {
-  return {
-    id: newId(),
-    thread_id: threadId,
-    status: 'queued',
-    generation: 0,
-    lease_owner: null,
-    lease_expires_at: null,
-    stop_reason: null,
-    created_at: timestamp(),
-    started_at: null,
-    ended_at: null,
-  };
-}
 
 describe.each(testDatabases())('store on $name', (database) => {
   let store: Store;
@@ -42,8 +27,8 @@ describe.each(testDatabases())('store on $name', (database) => {
 
   it('keeps at most one queued turn per thread', async () => {
     const { threadId } = await seedThread(store);
-    expect(await enqueueTurn(store.db, turnRow(threadId))).toBe(true);
-    expect(await enqueueTurn(store.db, turnRow(threadId))).toBe(false);
+    expect(await enqueueTurn(store.db, queuedTurnRow(threadId))).toBe(true);
+    expect(await enqueueTurn(store.db, queuedTurnRow(threadId))).toBe(false);
     const queued = await store.db
       .selectFrom('turns')
       .select('id')
@@ -54,11 +39,11 @@ describe.each(testDatabases())('store on $name', (database) => {
 
   it('never runs two turns of one thread at once, and picks only threads with none running', async () => {
     const { threadId } = await seedThread(store);
-    const first = turnRow(threadId);
+    const first = queuedTurnRow(threadId);
     await enqueueTurn(store.db, first);
     const lease = { owner: 'w', expiresAt: timestamp(new Date(Date.now() + 60_000)), at: timestamp() };
     expect(await startTurn(store.db, first.id, lease)).toBe(true);
-    const second = turnRow(threadId);
+    const second = queuedTurnRow(threadId);
     await enqueueTurn(store.db, second);
     const picked = await store.transaction((trx) => pickQueuedTurn(trx, store.dialect));
     expect(picked?.thread_id).not.toBe(threadId);
@@ -81,7 +66,7 @@ describe.each(testDatabases())('store on $name', (database) => {
     const { threadId } = await seedThread(store);
     await expect(
       store.transaction(async (trx) => {
-        await enqueueTurn(trx, turnRow(threadId));
+        await enqueueTurn(trx, queuedTurnRow(threadId));
         throw new Error('boom');
       }),
     ).rejects.toThrow('boom');
@@ -94,7 +79,7 @@ describe.each(testDatabases())('store on $name', (database) => {
     const started: string[] = [];
     for (const runner of [null, 'runner-a', 'runner-b']) {
       const { threadId } = await seedThread(store);
-      const turn = turnRow(threadId);
+      const turn = queuedTurnRow(threadId);
       await enqueueTurn(store.db, turn);
       // Expired 10 s ago, except runner-b's, expired 10 min ago.
       const expiresAt = ago(runner === 'runner-b' ? 600_000 : 10_000);
@@ -112,7 +97,7 @@ describe.each(testDatabases())('store on $name', (database) => {
 
   it('adopts only a running turn, taking its lease and runner', async () => {
     const { threadId } = await seedThread(store);
-    const turn = turnRow(threadId);
+    const turn = queuedTurnRow(threadId);
     await enqueueTurn(store.db, turn);
     const lease = { owner: 'old', expiresAt: timestamp(new Date(Date.now() + 60_000)), at: timestamp() };
     expect(

@@ -78,3 +78,19 @@ export async function seedThread(
   });
   return { threadId, agentId, userId };
 }
+
+/** A queued turn of `threadId`, as a row to insert (`enqueueTurn`, or straight into `turns`). */
+export function queuedTurnRow(threadId: string) {
+  return {
+    id: newId(),
+    thread_id: threadId,
+    status: 'queued',
+    generation: 0,
+    lease_owner: null,
+    lease_expires_at: null,
+    stop_reason: null,
+    created_at: timestamp(),
+    started_at: null,
+    ended_at: null,
+  };
+}
