@@ -6,8 +6,9 @@ const refreshMs = 60_000;
 let names: { until: number; users: Map<number, string>; groups: Map<number, string> } | undefined;
 
 /**
- * The host's name for a file's owner and group, else the numeric id as a string. Files a bwrap
- * sandbox writes belong to its unprivileged uid (65534, `nobody` on most hosts).
+ * The host's name for a file's owner and group, else the numeric id as a string. Files a sandbox
+ * writes belong to its thread's own uid (from `PADDOCK_SANDBOX_UID_BASE`), which the host has no name
+ * for, so they show as the number; workspaces from before per-thread uids show 65534 (`nobody`).
  */
 export async function accountNames(uid: number, gid: number): Promise<{ owner: string; group: string }> {
   if (!names || names.until <= Date.now()) {
