@@ -24,6 +24,9 @@ interface ProcessInfo {
   startTicks: number;
 }
 
+/** How long after a code run ended a process it marked still counts as its own (1 s, in clock ticks). */
+const codeRunForkGraceTicks = 100;
+
 /** Stop gives up after this many sweeps (a fork bomb outrunning it); each round kills what it finds. */
 const maxSweeps = 50;
 
@@ -106,13 +109,18 @@ export class RunProcesses {
     return victims;
   }
 
-  /** A process marked with a code run that it started while that run ran (a marker copied later does not count). */
+  /**
+   * A process marked with a code run that it started while that run ran, or just after: a job the
+   * run's shell put in the background may fork (`setsid`, a double fork) after the shell exited. A
+   * marker copied later does not count.
+   */
   #inCodeRun(info: ProcessInfo): boolean {
     const marker = markerOf(info.pid);
     const run = marker === undefined ? undefined : this.#codeRuns.get(marker);
     if (!run) return false;
     return (
-      info.startTicks >= run.startTicks && (run.endTicks === undefined || info.startTicks <= run.endTicks)
+      info.startTicks >= run.startTicks &&
+      (run.endTicks === undefined || info.startTicks <= run.endTicks + codeRunForkGraceTicks)
     );
   }
 }
