@@ -1,10 +1,24 @@
 import { defineConfig } from 'vitest/config';
 
+/** Said at the end of a run without PostgreSQL, so a green run on SQLite alone is not taken for both. */
+const postgresSkipped =
+  'PostgreSQL tests skipped: set PADDOCK_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres ' +
+  '(a server where the tests may create databases) to run them; see README.md, Development';
+
 export default defineConfig({
   test: {
     include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    reporters: [
+      'default',
+      {
+        // The suites run on PostgreSQL too when this is set (testDatabases() in @paddock/testing).
+        onTestRunEnd() {
+          if (!process.env.PADDOCK_TEST_DATABASE_URL) process.stdout.write(`\n${postgresSkipped}\n\n`);
+        },
+      },
+    ],
   },
 });

@@ -1,15 +1,22 @@
-import fastifySwagger from '@fastify/swagger';
 import type { AddressRange, Authenticator, LoginSessions, Services } from '@paddock/core';
 import type { ModelRouter } from '@paddock/models';
 import type { DataStore } from '@tus/server';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from 'fastify-type-provider-zod';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
+import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import { installAuth } from './http/auth.ts';
 import { controlPlaneRoutes } from './http/control-plane/index.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { gatewayRoutes } from './http/gateway.ts';
 import { loginRoutes } from './http/login.ts';
+import { installOpenApi } from './http/openapi.ts';
 import { agentRoutes } from './http/public/agents.ts';
 import { codeRoutes } from './http/public/code.ts';
 import { eventStreamRoutes } from './http/public/event-stream.ts';
@@ -49,22 +56,23 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       (req.headers['x-request-id'] as string | undefined)?.slice(0, 100) || crypto.randomUUID(),
     requestIdHeader: false,
     return503OnClosing: true,
+    logController: new RequestLog(),
   });
   app.setValidatorCompiler(validatorCompiler);
   // Response schemas document the API (OpenAPI); the bodies are built by typed code, so they are
   // serialized without re-validating each one on the hot path.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   installErrorHandling(app);
-  await app.register(fastifySwagger, {
-    openapi: {
-      info: { title: 'Paddock', description: 'Runs AI agents in isolated sandboxes.', version: '2' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
-    },
-    transform: jsonSchemaTransform,
-    // Schemas registered with an id (the recursive file tree node) become components.
-    transformObject: jsonSchemaTransformObject,
+  // An empty body is no body, whatever its Content-Type says: a route whose body is optional (Stop)
+  // takes it, and one that needs a body answers the same 422 as for a request without one.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, null);
+    else parseJson(request, body as string, done);
   });
+  // First: the document is made of the routes registered after it.
+  await installOpenApi(app);
   installAuth(app, options.authenticator, { enforceGuardedWrites: options.enforceGuardedWrites });
   // Graceful close: requests in flight get a short grace, then every connection still open (a client's
   // idle keep-alive socket that went quiet after close began, a stalled request) is closed.
@@ -73,8 +81,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     setTimeout(() => app.server.closeAllConnections(), 2000).unref();
   });
 
-  app.get('/v2/openapi.json', { config: { auth: false }, schema: { hide: true } }, () => app.swagger());
-  app.get('/healthz', { config: { auth: false }, schema: { hide: true } }, () => ({ ok: true }));
+  app.get(
+    '/healthz',
+    {
+      config: { auth: false },
+      schema: {
+        operationId: 'getHealth',
+        summary: 'Whether the server is up',
+        response: { 200: z.object({ ok: z.literal(true) }) },
+      },
+    },
+    () => ({ ok: true }),
+  );
   loginRoutes(app, options.sessions, options.services.revocations);
   threadRoutes(app, options.services);
   taskRoutes(app, options.services);
@@ -94,4 +112,38 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       services: options.services,
     });
   return app;
+}
+
+/**
+ * One log line per request, when it completes, at `debug` (Fastify's own are two, at `info`): the
+ * default level shows none. The URL's query keeps no credential (a presigned upload URL's
+ * `signature`).
+ */
+class RequestLog extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    const line = {
+      method: request.method,
+      url: withoutQuerySecrets(request.url),
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime),
+    };
+    if (error) reply.log.error({ ...line, err: error }, 'request errored');
+    else reply.log.debug(line, 'request');
+  }
+}
+
+/** The URL with the values of query parameters that carry a credential left out. */
+function withoutQuerySecrets(url: string): string {
+  const at = url.indexOf('?');
+  if (at < 0) return url;
+  const query = new URLSearchParams(url.slice(at + 1));
+  for (const key of new Set(query.keys()))
+    if (/signature|token|secret|password|key/i.test(key)) query.set(key, 'redacted');
+  return `${url.slice(0, at)}?${query}`;
 }

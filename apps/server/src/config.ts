@@ -59,6 +59,8 @@ const configSchema = z.object({
     .optional(),
   PADDOCK_LEASE_TTL_MS: positiveMs.default(30_000),
   PADDOCK_ADOPTION_WINDOW_MS: positiveMs.default(180_000),
+  /** How often the turn worker sweeps: turns other nodes queued, expired leases, inputs left without a turn. */
+  PADDOCK_SWEEP_MS: positiveMs.default(1_000),
   /** sandbox_c: frozen after this long without a turn. */
   PADDOCK_SANDBOX_IDLE_MS: positiveMs.default(5 * 60_000),
   /** Every sandbox the deployment hosts: stopped (workspace kept) after this long without a turn or code run. */
@@ -118,6 +120,8 @@ const configSchema = z.object({
   PADDOCK_UPLOAD_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   PADDOCK_MAX_CONCURRENT_TURNS: z.coerce.number().int().positive().default(16),
   PADDOCK_SANDBOX: z.enum(['auto', 'bwrap', 'process']).default('auto'),
+  /** How many sandboxes (size S) a runner keeps booted for the next threads to take over; 0: none. */
+  PADDOCK_STANDBY_SANDBOXES: z.coerce.number().int().min(0).default(1),
   /** D4: the deployment config file (provider switches and rollouts), YAML or JSON. */
   PADDOCK_CONFIG: z.string().min(1).optional(),
   /** sandbox_b: the Docker engine, on this host (workspaces are bind-mounted), and its base image. */
@@ -159,6 +163,8 @@ const configSchema = z.object({
     .default(4 * 1024 * 1024),
   /** Credit budgets per organization (model tokens; see docs/decisions.md); unlimited by default. */
   PADDOCK_CREDIT_BUDGETS: creditBudgets.default(new Map()),
+  /** How long an organization's credit use is cached between sums. */
+  PADDOCK_CREDIT_CACHE_MS: positiveMs.default(5_000),
   PADDOCK_DEFAULT_MODEL: z.string().min(1).optional(),
   /** The model that judges eval runs that name none; the gateway's default model when unset. */
   PADDOCK_EVAL_JUDGE_MODEL: z.string().min(1).optional(),
@@ -189,4 +195,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   return { ...result.data, dataDir: resolve(result.data.PADDOCK_DATA_DIR) };
 }
 
-export class ConfigError extends Error {}
+/**
+ * A start-up failure the user can fix (a busy port, a data dir that cannot be written, a database
+ * that cannot be reached): `main.ts` prints its message as one line, without a stack, and exits 1.
+ * Anything else that fails at start-up is a bug and keeps its stack.
+ */
+export class StartupError extends Error {}
+
+/** A bad setting: one line naming the variable, exit 2. */
+export class ConfigError extends StartupError {}

@@ -70,7 +70,9 @@ export function loadDeploymentConfig(path: string | undefined): DeploymentConfig
   try {
     raw = parseYaml(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw new ConfigError(`invalid PADDOCK_CONFIG ${path}: ${(error as Error).message}`);
+    // A YAML error goes on with a quote of the line; its first line says what and where.
+    const reason = (error as Error).message.split('\n')[0]!.replace(/:$/, '');
+    throw new ConfigError(`invalid PADDOCK_CONFIG ${path}: ${reason}`);
   }
   const result = deploymentSchema.safeParse(raw ?? {});
   if (!result.success) {

@@ -10,10 +10,13 @@ export interface DockerSetup {
   stateDir: string;
   /** The server as this host reaches it: where the sandboxes' API proxy forwards to. */
   apiTarget: { host: string; port: number };
-  apiUrl: string;
+  /** The server's URL, known once it listens. */
+  apiUrl: () => string;
   /** Makes the thread workspaces, each owned by its sandbox's uid (shared with the server's uploads). */
   workspaces: Workspaces;
   logger: Logger;
+  /** Whether the deployment config switches sandbox_b on: only then does its availability go above debug. */
+  enabled: boolean;
   /** How often the engine and the image are looked for again. */
   probeEveryMs?: number;
 }
@@ -23,6 +26,8 @@ export interface DockerSandboxes {
   host: SandboxHost;
   /** Whether sandbox_b can run now: the engine answers and has the base image. */
   availability(): ProviderAvailability;
+  /** The first probe's end: until then sandbox_b is unavailable, 'not probed yet'. */
+  probed: Promise<void>;
   shutdown(): Promise<void>;
 }
 
@@ -32,7 +37,7 @@ export interface DockerSandboxes {
  * image built) later makes the provider available without a restart; the runner is made at the
  * first probe that finds both.
  */
-export async function startDockerSandboxes(setup: DockerSetup): Promise<DockerSandboxes> {
+export function startDockerSandboxes(setup: DockerSetup): DockerSandboxes {
   const log = (level: 'info' | 'warn' | 'error', message: string) =>
     setup.logger[level]({ component: 'docker' }, message);
   const engine = new DockerEngine(setup.dockerHost);
@@ -68,8 +73,13 @@ export async function startDockerSandboxes(setup: DockerSetup): Promise<DockerSa
     }
     if (next.available) next.isolation = runner!.provider.isolation;
     if (next.available !== state.available || next.reason !== state.reason) {
-      if (next.available) log('info', `sandbox_b available: ${next.isolation}`);
-      else log('warn', `sandbox_b unavailable: ${next.reason}`);
+      const message = next.available
+        ? `sandbox_b available: ${next.isolation}`
+        : `sandbox_b unavailable: ${next.reason}`;
+      setup.logger[!setup.enabled ? 'debug' : next.available ? 'info' : 'warn'](
+        { component: 'docker' },
+        message,
+      );
     }
     state = next;
   }
@@ -96,7 +106,8 @@ export async function startDockerSandboxes(setup: DockerSetup): Promise<DockerSa
     return { available: true };
   }
 
-  await probe();
+  // Not awaited: an engine slow to answer must not hold up the server's start.
+  const probed = probe().catch(() => {});
   const timer = setInterval(() => void probe().catch(() => {}), setup.probeEveryMs ?? 10_000);
   timer.unref();
 
@@ -106,6 +117,7 @@ export async function startDockerSandboxes(setup: DockerSetup): Promise<DockerSa
       whyNot: () => `sandbox_b cannot run here: ${state.reason}`,
     }),
     availability: () => state,
+    probed,
     async shutdown() {
       closed = true;
       clearInterval(timer);

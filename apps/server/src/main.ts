@@ -1,16 +1,24 @@
-import { ConfigError, parseConfig } from './config.ts';
+import { ConfigError, parseConfig, StartupError } from './config.ts';
 import { runDockerImage } from './docker-image-main.ts';
 import { startPaddock } from './paddock.ts';
 import { keepServingOnErrors } from './process-guard.ts';
 import { runRunner } from './runner-main.ts';
 
+/**
+ * A failure the user can fix ends start-up with one line on stderr, without a stack: exit 2 for a
+ * bad setting, 1 for the rest (a busy port, …). Any other error is a bug and is thrown with its stack.
+ */
+function fail(error: unknown): never {
+  if (!(error instanceof StartupError)) throw error;
+  process.stderr.write(`paddock: ${error.message}\n`);
+  process.exit(error instanceof ConfigError ? 2 : 1);
+}
+
 let config: ReturnType<typeof parseConfig>;
 try {
   config = parseConfig(process.env);
 } catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  process.stderr.write(`paddock: ${error.message}\n`);
-  process.exit(2);
+  fail(error);
 }
 
 try {
@@ -18,9 +26,7 @@ try {
   else if (process.argv[2] === 'docker-image') await runDockerImage(config, process.argv.slice(3));
   else await serve(config);
 } catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  process.stderr.write(`paddock: ${error.message}\n`);
-  process.exit(2);
+  fail(error);
 }
 
 async function serve(config: ReturnType<typeof parseConfig>): Promise<void> {
@@ -41,4 +47,6 @@ async function serve(config: ReturnType<typeof parseConfig>): Promise<void> {
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  // The terminal it ran in closed: stop as cleanly (sandboxes and their mounts go with it).
+  process.on('SIGHUP', () => void shutdown('SIGHUP'));
 }

@@ -8,7 +8,7 @@ export interface MicroVmHostSetup {
   check: MicroVmCheck;
   stateDir: string;
   apiTarget: ApiTarget;
-  apiUrl: string;
+  apiUrl: () => string;
   /** Makes the thread workspaces, each owned by its sandbox's uid (shared with the server's uploads). */
   workspaces: Workspaces;
   logger: Logger;

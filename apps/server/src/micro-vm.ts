@@ -18,7 +18,12 @@ export const probingReason = 'still probing whether this host can run micro-VM g
  * and keeps its verdict; start-up does not wait for it, and until it is in, sandbox_f is unavailable
  * with the reason `probing` (it takes about a tenth of a second, more under TCG).
  */
-export function startMicroVmCheck(accel: MicroVmAccel, logger: Logger): MicroVmCheck {
+export function startMicroVmCheck(
+  accel: MicroVmAccel,
+  logger: Logger,
+  /** Whether the deployment config switches sandbox_f on: only then does its verdict go above debug. */
+  enabled: boolean,
+): MicroVmCheck {
   let result: MicroVmHost | undefined;
   const settled = checkMicroVmHost({ accel })
     .catch(
@@ -27,11 +32,15 @@ export function startMicroVmCheck(accel: MicroVmAccel, logger: Logger): MicroVmC
     .then((host) => {
       result = host;
       if (host.available)
-        logger.info(
+        logger[enabled ? 'info' : 'debug'](
           { accel, kernel: host.kernel.version, probeMs: host.probeMs },
           'sandbox_f: micro-VMs available',
         );
-      else logger.info({ accel, reason: host.reason }, 'sandbox_f: micro-VMs unavailable');
+      else
+        logger[enabled ? 'warn' : 'debug'](
+          { accel, reason: host.reason },
+          'sandbox_f: micro-VMs unavailable',
+        );
     });
   return {
     availability() {

@@ -1,4 +1,3 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   bootstrap,
@@ -17,12 +16,14 @@ import {
   type Services,
 } from '@paddock/core';
 import { createEvalJudge, createModelRouter } from '@paddock/models';
+import type { MachineKind } from '@paddock/protocol';
 import { createEventLog, createInProcessEventBus, createTurnWorker } from '@paddock/runtime';
-import { createWorkspaceIo } from '@paddock/sandbox';
+import { createWorkspaceIo, type HeldTurn, RunnerHub } from '@paddock/sandbox';
 import { findThread, findTurn, openStore, type Store } from '@paddock/store';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.ts';
+import { announceBootstrap, keepBootstrap } from './bootstrap-files.ts';
 import type { Config } from './config.ts';
 import { loadDeploymentConfig, orgLimits } from './deployment-config.ts';
 import { startDockerSandboxes } from './docker-sandboxes.ts';
@@ -33,10 +34,10 @@ import { microVmSandboxHost } from './micro-vm-host.ts';
 import { loadNodeId } from './node-id.ts';
 import { providerAvailability } from './provider-availability.ts';
 import { routedSandboxHost } from './routed-sandbox-host.ts';
-import { RunnerHub } from './runner-hub.ts';
 import { loadRunnerToken } from './runner-token.ts';
 import { createRunner, embeddedSandboxHost } from './sandbox-host.ts';
 import { loadSecretKey } from './secret-key.ts';
+import { databaseFailure, listenFailure, prepareDataDir } from './startup-errors.ts';
 import { startUploadPurge } from './upload-purge.ts';
 import { createUploadBackend } from './upload-store.ts';
 import { openWorkspaces } from './workspaces.ts';
@@ -63,18 +64,23 @@ export async function startPaddock(
 ): Promise<Paddock> {
   const logger = options.logger ?? createLogger(config.PADDOCK_LOG_LEVEL);
   const deployment = loadDeploymentConfig(config.PADDOCK_CONFIG);
+  // A provider the deployment config leaves off says why it cannot run at debug only.
+  const enabled = (...kinds: MachineKind[]) => kinds.some((kind) => deployment.providers[kind]?.enabled);
   // sandbox_f: a real guest run, in the background from here on (see micro-vm.ts).
-  const microVmCheck = startMicroVmCheck(config.PADDOCK_MICROVM_ACCEL, logger);
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const microVmCheck = startMicroVmCheck(config.PADDOCK_MICROVM_ACCEL, logger, enabled('sandbox_f'));
+  prepareDataDir(config.dataDir);
   const secrets = createSecretBox(loadSecretKey(config.PADDOCK_SECRET_KEY, config.dataDir));
   const store = await openStore({
     databaseUrl: config.DATABASE_URL,
     dataDir: config.dataDir,
     sealSecret: (plaintext) => secrets.seal(plaintext),
+  }).catch((error: unknown) => {
+    throw databaseFailure(error, config);
   });
   const boot = await bootstrap(store, {
     bootstrapToken: config.PADDOCK_BOOTSTRAP_TOKEN,
     adminPassword: config.PADDOCK_ADMIN_PASSWORD,
+    keep: (created) => keepBootstrap(config.dataDir, created),
   });
   if (boot.created) announceBootstrap(config.dataDir, boot.created, logger);
 
@@ -105,7 +111,11 @@ export async function startPaddock(
     sandboxes: undefined as unknown as Services['sandboxes'],
     nodeId: loadNodeId(config.dataDir),
     revocations: createRevocations(config.PADDOCK_CREDENTIAL_RECHECK_MS),
-    credits: budgetCreditGate({ store, budgets: config.PADDOCK_CREDIT_BUDGETS }),
+    credits: budgetCreditGate({
+      store,
+      budgets: config.PADDOCK_CREDIT_BUDGETS,
+      cacheMs: config.PADDOCK_CREDIT_CACHE_MS,
+    }),
     workspacesDir: join(config.dataDir, 'workspaces'),
     workspaces,
     workspaceFiles,
@@ -131,16 +141,28 @@ export async function startPaddock(
     log: logger,
     faults: options.faults,
   };
+  // What the runners' hubs do with the turns a reconnecting runner holds: ask the turn worker, built
+  // below before the server listens, and so before any runner can connect.
+  const heldTurns = {
+    adopt: async (turn: HeldTurn) =>
+      (await turnOfAgent(store, turn.turnId, turn.agentId)) &&
+      worker.adopt(turn.turnId, turn.runnerId, executor.resume),
+    reconcile: (runnerId: string, held: ReadonlySet<string>) =>
+      worker.reconcile(runnerId, held, (turn) => executor.settleLost(turn, runnerId)),
+  };
   // Detached runners host the sandboxes in their own processes, so turns outlive a server restart.
   const hub =
     config.PADDOCK_RUNNER === 'detached'
-      ? new RunnerHub({ logger, lostAfterMs: config.PADDOCK_ADOPTION_WINDOW_MS })
+      ? new RunnerHub({ logger, timings: { lostAfterMs: config.PADDOCK_ADOPTION_WINDOW_MS }, ...heldTurns })
       : undefined;
   // Self-hosted runners (sandbox_e): started by users on their own machines, each for one agent.
   const selfHosted = new RunnerHub({
     logger,
-    lostAfterMs: config.PADDOCK_ADOPTION_WINDOW_MS,
-    waitForRunnerMs: config.PADDOCK_SELF_HOSTED_WAIT_MS,
+    timings: {
+      lostAfterMs: config.PADDOCK_ADOPTION_WINDOW_MS,
+      waitForRunnerMs: config.PADDOCK_SELF_HOSTED_WAIT_MS,
+    },
+    ...heldTurns,
     selfHosted: true,
   });
   // Before anything is served: the sandboxes this node hosted died with its previous process.
@@ -155,26 +177,17 @@ export async function startPaddock(
       ? { issuer: config.PADDOCK_OIDC_ISSUER, audience: config.PADDOCK_OIDC_AUDIENCE! }
       : undefined,
   });
-  const app = await buildApp({
-    services,
-    authenticator: createAuthenticator(store, { sessions }),
-    sessions,
-    enforceGuardedWrites: config.PADDOCK_ENFORCE_WRITE_SCOPES,
-    models,
-    logger,
-    bodyLimit: config.PADDOCK_BODY_LIMIT_BYTES,
-    trustProxy: config.PADDOCK_TRUST_PROXY,
-    keepaliveMs: config.PADDOCK_SSE_KEEPALIVE_MS,
-    uploadDatastore: uploadBackend.datastore,
-    runnerLink: {
-      deployment: hub && { hub, token: loadRunnerToken(config.PADDOCK_RUNNER_TOKEN, config.dataDir, true) },
-      selfHosted,
+  // The server's own address, for the sandboxes' API proxy: known once it listens (PORT 0 picks
+  // one), read by each connection the proxy forwards and each boot. Everything else is built first.
+  let port = config.PORT;
+  const hostPart = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+  const apiTarget = {
+    host: config.HOST,
+    get port() {
+      return port;
     },
-  });
-  await app.listen({ port: config.PORT, host: config.HOST });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : config.PORT;
-  const url = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
+  };
+  const apiUrl = () => `http://${hostPart}:${port}`;
 
   let sandboxes: { host: SandboxHost; isolation: string; sharedFolders: boolean; shutdown(): Promise<void> };
   let microVms: ReturnType<typeof microVmSandboxHost> | undefined;
@@ -190,12 +203,14 @@ export async function startPaddock(
     const { runner, isolation } = await createRunner({
       mode: config.PADDOCK_SANDBOX,
       stateDir: join(config.dataDir, 'sandboxes'),
-      apiTarget: { host: config.HOST, port },
+      apiTarget,
       workspaces,
       logger,
+      enabled: enabled('sandbox_a', 'sandbox_c', 'sandbox_d'),
+      standbys: config.PADDOCK_STANDBY_SANDBOXES,
     });
     sandboxes = {
-      host: embeddedSandboxHost(runner, url),
+      host: embeddedSandboxHost(runner, apiUrl),
       isolation,
       sharedFolders: runner.provider.sharedFolders,
       shutdown: () => runner.shutdown(),
@@ -203,21 +218,22 @@ export async function startPaddock(
     microVms = microVmSandboxHost({
       check: microVmCheck,
       stateDir: join(config.dataDir, 'microvms'),
-      apiTarget: { host: config.HOST, port },
-      apiUrl: url,
+      apiTarget,
+      apiUrl,
       workspaces,
       logger,
     });
   }
   // sandbox_b: containers on the Docker engine at DOCKER_HOST, hosted by this process in every mode.
-  const docker = await startDockerSandboxes({
+  const docker = startDockerSandboxes({
     dockerHost: config.DOCKER_HOST,
     image: config.PADDOCK_DOCKER_IMAGE,
     stateDir: join(config.dataDir, 'sandboxes-docker'),
-    apiTarget: { host: config.HOST, port },
-    apiUrl: url,
+    apiTarget,
+    apiUrl,
     workspaces,
     logger,
+    enabled: enabled('sandbox_b'),
   });
   services.sandboxes = routedSandboxHost(sandboxes.host, {
     sandbox_e: selfHosted,
@@ -241,17 +257,52 @@ export async function startPaddock(
     concurrency: config.PADDOCK_MAX_CONCURRENT_TURNS,
     runningTurnLimit: orgLimits(deployment.limits, 'running_turns'),
     repair: () => queueStrandedInputs(services),
+    pollMs: config.PADDOCK_SWEEP_MS,
     log: logger,
   });
   services.worker = worker;
   services.steering = executor;
-  for (const runners of hub ? [hub, selfHosted] : [selfHosted]) {
-    runners.adopt = async (turn) =>
-      (await turnOfAgent(store, turn.turnId, turn.agentId)) &&
-      worker.adopt(turn.turnId, turn.runnerId, executor.resume);
-    runners.reconcile = (runnerId, held) =>
-      worker.reconcile(runnerId, held, (turn) => executor.settleLost(turn, runnerId));
+  const app = await buildApp({
+    services,
+    authenticator: createAuthenticator(store, { sessions }),
+    sessions,
+    enforceGuardedWrites: config.PADDOCK_ENFORCE_WRITE_SCOPES,
+    models,
+    logger,
+    bodyLimit: config.PADDOCK_BODY_LIMIT_BYTES,
+    trustProxy: config.PADDOCK_TRUST_PROXY,
+    keepaliveMs: config.PADDOCK_SSE_KEEPALIVE_MS,
+    uploadDatastore: uploadBackend.datastore,
+    runnerLink: {
+      deployment: hub && { hub, token: loadRunnerToken(config.PADDOCK_RUNNER_TOKEN, config.dataDir, true) },
+      selfHosted,
+    },
+  });
+  // What is built before the server listens, closed in the order `close` gives below.
+  const closeBuilt = async () => {
+    workspaceFiles.close();
+    selfHosted.close();
+    await sandboxes.shutdown();
+    await docker.shutdown();
+    await microVms?.shutdown();
+    await microVmCheck.settled;
+    await app.close();
+    await services.outbound.close();
+    await workspaces.close();
+    await store.close();
+  };
+  try {
+    await app.listen({ port: config.PORT, host: config.HOST });
+  } catch (error) {
+    await closeBuilt().catch((closing: unknown) =>
+      logger.error({ err: closing }, 'closing after a failed start'),
+    );
+    throw listenFailure(error, config);
   }
+  const address = app.server.address();
+  if (typeof address === 'object' && address) port = address.port;
+  const url = apiUrl();
+  await docker.probed;
   worker.start();
   const uploadPurge = startUploadPurge(services, logger);
   const liveSandboxes = startLiveSandboxRenewal(services, logger);
@@ -269,16 +320,7 @@ export async function startPaddock(
       await worker.stop();
       await uploadPurge.stop();
       await liveSandboxes.stop();
-      workspaceFiles.close();
-      selfHosted.close();
-      await sandboxes.shutdown();
-      await docker.shutdown();
-      await microVms?.shutdown();
-      await microVmCheck.settled;
-      await app.close();
-      await services.outbound.close();
-      await workspaces.close();
-      await store.close();
+      await closeBuilt();
     },
   };
 }
@@ -292,36 +334,4 @@ async function turnOfAgent(store: Store, turnId: string, agentId: string | undef
   const turn = await findTurn(store.db, turnId);
   const thread = turn && (await findThread(store.db, turn.thread_id));
   return thread?.agent_id === agentId;
-}
-
-/**
- * D2: the first start keeps the admin's token (and generated password) in 0600 files and says where.
- * Their values are printed only to a terminal: a log collector (stdout piped, a container's log)
- * must not hold credentials.
- */
-function announceBootstrap(
-  dataDir: string,
-  created: { token: string; password?: string },
-  logger: Logger,
-): void {
-  const tokenFile = join(dataDir, 'bootstrap-token');
-  const passwordFile = join(dataDir, 'admin-password');
-  writeFileSync(tokenFile, `${created.token}\n`, { mode: 0o600 });
-  if (created.password) writeFileSync(passwordFile, `${created.password}\n`, { mode: 0o600 });
-  const shown = process.stdout.isTTY === true;
-  const lines = [
-    shown
-      ? `Bootstrap token (admin, scopes read,publish,admin): ${created.token}`
-      : 'Bootstrap token (admin, scopes read,publish,admin): not printed (stdout is not a terminal)',
-    `  saved to ${tokenFile}`,
-  ];
-  if (created.password)
-    lines.push(
-      shown
-        ? `Admin password: ${created.password}`
-        : 'Admin password: not printed (stdout is not a terminal)',
-      `  saved to ${passwordFile}`,
-    );
-  process.stdout.write(`\n${lines.join('\n')}\n\n`);
-  logger.info('bootstrap: created admin, organization and team "default"');
 }

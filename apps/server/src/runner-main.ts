@@ -35,8 +35,10 @@ export async function runRunner(config: Config): Promise<void> {
     logger,
     // A sandbox's model call waits out a server restart rather than failing the turn.
     apiConnectRetryMs: config.PADDOCK_ADOPTION_WINDOW_MS,
+    standbys: config.PADDOCK_STANDBY_SANDBOXES,
   });
-  const runnerId = `runner-${newId()}`;
+  // A uuid: the task record's `machine_id` of the sandboxes this runner hosts.
+  const runnerId = newId();
   const selfHosted = token.startsWith(tokenPrefixes.agent);
   const link = new RunnerLink({
     workspacesDir: selfHosted ? join(config.dataDir, 'workspaces') : undefined,

@@ -2,6 +2,7 @@ import type { SandboxHost } from '@paddock/core';
 import { detectProvider, Runner, type Workspaces } from '@paddock/sandbox';
 import type { ModelMessage } from 'ai';
 import type { Logger } from 'pino';
+import { StartupError } from './config.ts';
 
 export interface RunnerSetup {
   mode: 'auto' | 'bwrap' | 'process';
@@ -11,8 +12,12 @@ export interface RunnerSetup {
   /** Makes the thread workspaces, each owned by its sandbox's uid (shared with the server's uploads). */
   workspaces: Workspaces;
   logger: Logger;
+  /** Whether a provider on this runner is switched on: if not, its falling back to plain processes is only debug. */
+  enabled?: boolean;
   /** How long a sandbox's connection waits for a server that is restarting (detached runners). */
   apiConnectRetryMs?: number;
+  /** How many sandboxes of size S are kept booted for the next threads (`PADDOCK_STANDBY_SANDBOXES`). */
+  standbys: number;
 }
 
 /** A runner on the best provider this host offers (bubblewrap, else plain processes). */
@@ -25,14 +30,19 @@ export async function createRunner(options: RunnerSetup): Promise<{ runner: Runn
     log,
   });
   if (options.mode === 'bwrap' && report.kind !== 'bwrap') {
-    throw new Error(`PADDOCK_SANDBOX=bwrap but bubblewrap cannot run here: ${report.reason}`);
+    throw new StartupError(`PADDOCK_SANDBOX=bwrap but bubblewrap cannot run here: ${report.reason}`);
   }
-  if (report.reason) options.logger.warn({ reason: report.reason }, 'sandboxes run as plain processes');
+  if (report.reason)
+    options.logger[options.enabled === false ? 'debug' : 'warn'](
+      { reason: report.reason },
+      'sandboxes run as plain processes',
+    );
   const runner = new Runner({
     provider,
     stateDir: options.stateDir,
     apiTarget: options.apiTarget,
     apiConnectRetryMs: options.apiConnectRetryMs,
+    standby: { size: 'S', count: options.standbys },
     workspaces: options.workspaces,
     log,
   });
@@ -40,14 +50,14 @@ export async function createRunner(options: RunnerSetup): Promise<{ runner: Runn
 }
 
 /** The in-process runner behind core's SandboxHost seam: its sandboxes live and die with the server. */
-export function embeddedSandboxHost(runner: Runner, apiUrl: string): SandboxHost {
+export function embeddedSandboxHost(runner: Runner, apiUrl: () => string): SandboxHost {
   return {
     runnerFor: () => undefined,
     isRunning: (threadId) => runner.isRunning(threadId),
     isBooting: (threadId) => runner.isBooting(threadId),
     liveThreadIds: () => runner.liveThreadIds(),
     ensure: (threadId, ensure) =>
-      runner.ensure(threadId, { ...ensure, env: { ...ensure.env, PADDOCK_API_URL: apiUrl } }),
+      runner.ensure(threadId, { ...ensure, env: { ...ensure.env, PADDOCK_API_URL: apiUrl() } }),
     runTurn: (threadId, command, onEvent) =>
       runner.runTurn(
         threadId,

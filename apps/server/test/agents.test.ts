@@ -16,7 +16,7 @@ interface AgentRecord {
   secret_names: string[];
 }
 
-describe.each(testDatabases())('PATCH /v2/agents on $name', (database) => {
+describe.each(testDatabases())('GET and PATCH /v2/agents on $name', (database) => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer(database);
@@ -72,6 +72,41 @@ describe.each(testDatabases())('PATCH /v2/agents on $name', (database) => {
 
     const cleared = await json<AgentRecord>(await patch(agent_id, { entrypoint: null, model: null }), 200);
     expect(cleared).toMatchObject({ entrypoint: null, model: null, instructions: 'new instructions' });
+  });
+
+  it('GET answers the record PATCH answers, to any scope; a bound credential reaches only its own agent', async () => {
+    const own = await newAgent({ instructions: 'mine', secrets: { MINE: 'secret-value' } });
+    const other = await newAgent({ instructions: 'not mine' });
+    const get = (agentId: string, token?: string) =>
+      server.request('GET', `/v2/agents/${agentId}`, { token });
+    const record = await json<AgentRecord>(await patch(own.agent_id, {}), 200);
+    expect(record).toMatchObject({ id: own.agent_id, instructions: 'mine', secret_names: ['MINE'] });
+    expect(await json(await get(own.agent_id), 200)).toEqual(record);
+    const readOnly = await tokenFor((userId) => ({ kind: 'pat', userId, name: 'ro', scopes: ['read'] }));
+    expect(await json(await get(own.agent_id, readOnly), 200)).toEqual(record);
+    const sandboxToken = await tokenFor((userId) => ({
+      kind: 'thread',
+      userId,
+      name: 'sandbox',
+      scopes: ['read', 'publish'],
+      threadId: own.thread_id,
+    }));
+    const { key } = await json<{ key: string }>(
+      await server.request('POST', `/v2/cli/agents/${own.agent_id}/keys`, { body: {} }),
+      201,
+    );
+    for (const bound of [sandboxToken, key]) {
+      expect(await json(await get(own.agent_id, bound), 200)).toEqual(record);
+      expect(await json(await get(other.agent_id, bound), 404)).toEqual({ detail: 'Agent not found' });
+    }
+    expect(await json(await get('0190c3c8-7a86-7000-8000-000000000000'), 404)).toEqual({
+      detail: 'Agent not found',
+    });
+    const doc = await json<{ paths: Record<string, Record<string, unknown>> }>(
+      await server.request('GET', '/v2/openapi.json', { token: null }),
+      200,
+    );
+    expect(Object.keys(doc.paths['/v2/agents/{agent_id}']!).sort()).toEqual(['get', 'patch']);
   });
 
   it('keeps harness and machine_kind fixed: a different value is 409 naming both, the same one is fine', async () => {

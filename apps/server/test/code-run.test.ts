@@ -113,14 +113,15 @@ describe.each(testDatabases())('code runs on $name', (database) => {
     const started = Date.now();
     const result = await ran({
       language: 'bash',
-      code: 'echo started; (sleep 2; echo late > late.txt) & sleep 100.5 & sleep 100.5',
+      code: 'echo started; (sleep 1.5; echo late > late.txt) & sleep 100.5 & sleep 100.5',
       timeout_ms: 1000,
     });
     expect(result).toMatchObject({ exit_code: 124, stdout: 'started\n', timed_out: true });
     // Node's timers may fire a millisecond early against the clock the duration is measured with.
     expect(result.duration_ms).toBeGreaterThanOrEqual(990);
     expect(Date.now() - started).toBeLessThan(10_000);
-    await sleep(2500);
+    // Past the moment the background child would have written, had it outlived the timeout.
+    await sleep(1000);
     expect(existsSync(join(workspace(threadId), 'late.txt'))).toBe(false);
     const left = await ran({ language: 'bash', code: "pgrep -fc 'sleep 100[.]5'" });
     expect(left).toMatchObject({ exit_code: 1, stdout: '0\n' });

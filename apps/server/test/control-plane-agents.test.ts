@@ -14,7 +14,7 @@ import {
   insertUser,
 } from '@paddock/store';
 import { testDatabases } from '@paddock/testing';
-import { startTestServer, type TestServer } from '@paddock/testing/server';
+import { startControlPlaneServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentSpec, createIdleThread, json, sandboxToken } from './helpers.ts';
 
@@ -76,7 +76,7 @@ describe.each(testDatabases())('control-plane organizations, teams and agents on
   const agentCount = async () => (await db().selectFrom('agents').select('id').execute()).length;
 
   beforeAll(async () => {
-    server = await startTestServer(database);
+    server = await startControlPlaneServer(database);
     const orgs = await json<{ items: { id: string }[] }>(await cli('GET', '/orgs'), 200);
     orgId = orgs.items[0]!.id;
     const teams = await json<{ items: { id: string }[] }>(await cli('GET', `/orgs/${orgId}/teams`), 200);
@@ -756,7 +756,7 @@ describe.each(testDatabases())('control-plane agent create and provider policy o
       'providers:\n  sandbox_a: { enabled: true }\n  sandbox_b: { enabled: true }\n' +
         '  sandbox_c: { enabled: true, rollout: { orgs: [], users: [] } }\n',
     );
-    server = await startTestServer(database, { PADDOCK_CONFIG: path });
+    server = await startControlPlaneServer(database, { PADDOCK_CONFIG: path });
   });
   afterAll(() => server.close());
 

@@ -1,7 +1,7 @@
 import { mintToken } from '@paddock/core';
 import type { Database } from '@paddock/store';
 import { testDatabases } from '@paddock/testing';
-import { startTestServer, type TestServer } from '@paddock/testing/server';
+import { startControlPlaneServer, type TestServer } from '@paddock/testing/server';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentSpec, json } from './helpers.ts';
@@ -45,7 +45,11 @@ interface RouteCase {
 let counter = 0;
 const unique = () => `${Date.now()}-${++counter}`;
 
-/** Agent keys and sandbox tokens act for one agent or thread: they create no agents or teams. */
+/**
+ * Agent keys and sandbox tokens act for one agent or thread: they create no agents or teams. These
+ * refusals, and the thread-only ones below, go beyond the spec's two places on purpose (decisions.md,
+ * Credentials); every route without an `except` admits both kinds, so the suite pins exactly them.
+ */
 const boundRefused: RouteCase['except'] = {
   agent: { status: 403, detail: objectWith('forbidden') },
   thread: { status: 403, detail: objectWith('forbidden') },
@@ -314,7 +318,7 @@ describe.each(testDatabases())('control-plane security on $name', (database) => 
   const credentials = {} as Record<Kind, string | null>;
 
   beforeAll(async () => {
-    server = await startTestServer(database);
+    server = await startControlPlaneServer(database);
     const { db } = server.paddock.services.store;
     const admin = await db
       .selectFrom('users')

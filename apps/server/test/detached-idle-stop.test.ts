@@ -1,10 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { testDatabases } from '@paddock/testing';
 import { type Deployment, startDeployment } from '@paddock/testing/deployment';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentSpec, hostProcesses, json, settled } from './helpers.ts';
+import { agentSpec, answerWhen, hostProcesses, json, settled } from './helpers.ts';
 
 describe.each(testDatabases())('idle sandboxes on a detached runner ($name)', (database) => {
   let deployment: Deployment | undefined;
@@ -15,10 +14,11 @@ describe.each(testDatabases())('idle sandboxes on a detached runner ($name)', (d
   });
 
   it('stops an idle sandbox, keeps its workspace, revokes its token, and boots it again on a file read', async () => {
-    deployment = await startDeployment(database, {
+    const d = await startDeployment(database, {
       PADDOCK_RUNNER: 'detached',
       PADDOCK_SANDBOX_IDLE_STOP_MS: '1500',
     });
+    deployment = d;
     await deployment.startServer();
     deployment.startRunner();
     await deployment.runnerConnected(1);
@@ -36,32 +36,30 @@ describe.each(testDatabases())('idle sandboxes on a detached runner ($name)', (d
     await settled(deployment, threadId);
     expect(hostProcesses(['sleep', marker])).toHaveLength(1);
     // The runner stops it on its own; nothing of it is left on the host.
-    for (let i = 0; i < 200 && hostProcesses(['sleep', marker]).length > 0; i++) await sleep(50);
-    expect(hostProcesses(['sleep', marker])).toEqual([]);
+    await expect.poll(() => hostProcesses(['sleep', marker]), { timeout: 20_000 }).toEqual([]);
 
     // The stopped sandbox's token dies with it, before anything boots the thread again.
     const token = await readFile(join(deployment.dataDir, 'workspaces', threadId, 'token.txt'), 'utf8');
-    let asSandbox = await deployment.request('GET', `/v2/threads/${threadId}`, { token });
-    for (let i = 0; i < 100 && asSandbox.status === 200; i++) {
-      await sleep(50);
-      asSandbox = await deployment.request('GET', `/v2/threads/${threadId}`, { token });
-    }
+    const asSandbox = await answerWhen(
+      () => d.request('GET', `/v2/threads/${threadId}`, { token }),
+      (status) => status !== 200,
+      10_000,
+    );
     expect(asSandbox.status).toBe(401);
 
     // The server hears of the stop just after the processes are gone: once it has, a read wakes it.
-    let waking = await deployment.request('GET', `/v2/tasks/${threadId}/files`);
-    for (let i = 0; i < 100 && waking.status === 200; i++) {
-      await sleep(50);
-      waking = await deployment.request('GET', `/v2/tasks/${threadId}/files`);
-    }
+    const waking = await answerWhen(
+      () => d.request('GET', `/v2/tasks/${threadId}/files`),
+      (status) => status !== 200,
+      10_000,
+    );
     expect((await json<{ detail: { code: string } }>(waking, 409)).detail.code).toBe('machine_not_ready');
-    let listed: Response | undefined;
-    for (let i = 0; i < 200; i++) {
-      listed = await deployment.request('GET', `/v2/tasks/${threadId}/files`);
-      if (listed.status === 200) break;
-      await sleep(50);
-    }
-    const files = await json<{ items: { name: string }[] }>(listed!, 200);
+    const listed = await answerWhen(
+      () => d.request('GET', `/v2/tasks/${threadId}/files`),
+      (status) => status === 200,
+      20_000,
+    );
+    const files = await json<{ items: { name: string }[] }>(listed, 200);
     expect(files.items.map((f) => f.name)).toContain('kept.txt');
   }, 60_000);
 });

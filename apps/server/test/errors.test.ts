@@ -1,8 +1,17 @@
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { mintToken } from '@paddock/core';
 import { testDatabases } from '@paddock/testing';
 import { listThreadsForTest, startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminTokenWith, agentSpec, json } from './helpers.ts';
+
+const run = promisify(execFile);
+const require = createRequire(import.meta.url);
 
 describe.each(testDatabases())('bad input and credentials on $name', (database) => {
   let server: TestServer;
@@ -246,17 +255,210 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
     expect(await answer.json()).toEqual({
       detail: { code: 'turn_interrupt_unconfirmed', message: expect.any(String) },
     });
+    // A fault that is not the database's is not passed off as an unconfirmed Stop: a 500.
+    (store as { transaction: typeof store.transaction }).transaction = () =>
+      Promise.reject(new TypeError("Cannot read properties of undefined (reading 'interruptOrphan')"));
+    const fault = await broken.request('POST', `/v2/tasks/${thread_id}/interrupt`, {
+      body: { expected_generation: 0 },
+    });
+    expect([fault.status, await fault.json()]).toEqual([500, { detail: 'Internal Server Error' }]);
     await broken.close().catch(() => {});
   });
 
-  it('serves the OpenAPI document generated from the protocol schemas', async () => {
-    const doc = await json<{ openapi: string; paths: Record<string, unknown> }>(
-      await server.request('GET', '/v2/openapi.json', { token: null }),
-      200,
+  it('documents every route it serves, and the document passes the Redocly recommended rules', async () => {
+    const doc = await openApiDocument();
+    const documented = new Set(operations(doc).map(({ method, path }) => `${method} ${anyParams(path)}`));
+    const registered = registeredRoutes(server);
+    // The one route left out: the WebSocket runners connect to, no HTTP operation.
+    expect([...registered].filter((route) => !documented.has(route))).toEqual(['GET /v2/runner/link']);
+    expect([...documented].filter((route) => !registered.has(route))).toEqual([]);
+
+    const file = join(server.dataDir, 'openapi.json');
+    await writeFile(file, JSON.stringify(doc));
+    const cli = join(dirname(require.resolve('@redocly/cli/package.json')), 'bin/cli.js');
+    const config = fileURLToPath(new URL('../../../redocly.yaml', import.meta.url));
+    const lint = await run(process.execPath, [cli, 'lint', `--config=${config}`, '--format=json', file], {
+      env: { ...process.env, REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+    }).catch((failed: { stdout: string; stderr: string }) => failed);
+    const report = JSON.parse(lint.stdout) as {
+      problems: { ruleId: string; severity: string; message: string; location: { pointer: string }[] }[];
+    };
+    const found = report.problems.map(
+      (p) => `${p.severity} ${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`,
     );
-    expect(doc.openapi).toMatch(/^3\./);
-    expect(Object.keys(doc.paths)).toEqual(
-      expect.arrayContaining(['/v2/threads', '/v2/threads/{thread_id}', '/v2/threads/{thread_id}/messages']),
+    expect(report.problems.filter((p) => p.severity === 'error').length, found.join('\n')).toBe(0);
+    // The only warnings: no 4xx answer on the public operations that take no input, which answer none.
+    const inputless = operations(doc).filter(
+      ({ operation }) => operation.security?.length === 0 && !operation.parameters && !operation.requestBody,
+    );
+    expect(inputless.map(({ operation }) => operation.operationId).sort()).toEqual(
+      ['getApiReference', 'getHealth', 'getJwks', 'getOpenApiDocument'].sort(),
+    );
+    expect(
+      report.problems.map((p) => `${p.ruleId} ${p.location[0]?.pointer}`).sort(),
+      found.join('\n'),
+    ).toEqual(
+      inputless
+        .map(
+          ({ path, method }) =>
+            `operation-4xx-response #/paths/${path.replaceAll('/', '~1')}/${method.toLowerCase()}/responses`,
+        )
+        .sort(),
     );
   });
+
+  it('names every operation and documents who may call it and the errors it answers', async () => {
+    const doc = await openApiDocument();
+    const all = operations(doc);
+    const ids = all.map(({ operation }) => operation.operationId);
+    for (const id of ids) expect(id).toMatch(/^[a-z][a-zA-Z0-9]*$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    const tags = new Set(doc.tags.map((tag) => tag.name));
+    for (const { operation } of all) {
+      expect(operation.summary, operation.operationId).toMatch(/\w/);
+      expect(operation.tags, operation.operationId).toHaveLength(1);
+      expect(tags.has(operation.tags[0]!), operation.operationId).toBe(true);
+    }
+    // The /api/cli alias is listed as well, under ids of its own.
+    expect(ids).toEqual(
+      expect.arrayContaining(['listOrgs', 'apiCliListOrgs', 'getTusUploadOffset', 'getJwks']),
+    );
+    // One name for each kind of path parameter, as the spec names them.
+    expect(new Set(all.flatMap(({ path }) => [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1])))).toEqual(
+      new Set([
+        'thread_id',
+        'task_id',
+        'resource_id',
+        'input_id',
+        'transfer_id',
+        'agent_id',
+        'token_id',
+        'key_id',
+        'org_id',
+        'team_id',
+        'orch_id',
+        'asset',
+      ]),
+    );
+
+    expect(doc.components.securitySchemes).toEqual({
+      bearer: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+    });
+    expect(doc.security).toEqual([{ bearer: [] }]);
+    const publicIds = all
+      .filter(({ operation }) => operation.security?.length === 0)
+      .map(({ operation }) => operation.operationId);
+    expect(publicIds.sort()).toEqual(
+      [
+        'getOpenApiDocument',
+        'getApiReference',
+        'getApiReferenceAsset',
+        'getHealth',
+        'login',
+        'getJwks',
+        'getTusUploadOffset',
+        'appendTusUploadBytes',
+        'getTusOptions',
+      ].sort(),
+    );
+    // As the server answers: every operation that needs a bearer token refuses a request without one.
+    for (const { path, method, operation } of all) {
+      const answer = await server.request(method, path.replace(/\{\w+\}/g, missing), { token: null });
+      const body = await answer.text();
+      // A HEAD answer has no body; the others' are JSON or the page and files of /docs.
+      const detail = body.startsWith('{') ? (JSON.parse(body) as { detail?: unknown }).detail : undefined;
+      if (operation.security?.length === 0)
+        expect(detail, operation.operationId).not.toBe('missing bearer token');
+      else {
+        expect([answer.status, detail], operation.operationId).toEqual([401, 'missing bearer token']);
+        expect(operation.responses['401'], operation.operationId).toBeDefined();
+      }
+    }
+
+    const error = { $ref: '#/components/schemas/Error' };
+    const stop = doc.paths['/v2/tasks/{task_id}/interrupt']!.post!.responses;
+    for (const status of ['400', '401', '403', '404', '409', '422', '503']) {
+      expect(stop[status]?.content?.['application/json']?.schema, status).toEqual(error);
+    }
+    expect(stop['409']!.description).toContain('turn_interrupt_pending');
+    expect(stop['503']!.description).toContain('turn_interrupt_unconfirmed');
+    const fileRead = doc.paths['/v2/tasks/{task_id}/files']!.get!.responses;
+    expect(Object.keys(fileRead)).toEqual(expect.arrayContaining(['402', '409', '429']));
+    expect(fileRead['409']!.description).toContain('machine_not_ready');
+    expect(
+      doc.paths['/v2/cli/orgs/{org_id}/teams/{team_id}/agents']!.get!.responses['403']!.description,
+    ).toContain('credential_scope_denied');
+  });
+
+  it('serves a reference page of the document, with a script and a stylesheet it serves itself', async () => {
+    const page = await server.request('GET', '/docs', { token: null });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await page.text();
+    expect(html).toContain("'/v2/openapi.json'");
+    expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
+    const scripts = [...html.matchAll(/<script src="([^"]+)"/g)].map((m) => m[1]!);
+    const sheets = [...html.matchAll(/<link rel="stylesheet" href="([^"]+)"/g)].map((m) => m[1]!);
+    expect(scripts.length).toBeGreaterThan(0);
+    expect(sheets.length).toBeGreaterThan(0);
+    for (const [url, type, marker] of [
+      ...scripts.map((url) => [url, /^text\/javascript/, 'SwaggerUIBundle'] as const),
+      ...sheets.map((url) => [url, /^text\/css/, '.swagger-ui'] as const),
+    ]) {
+      const asset = await server.request('GET', url, { token: null });
+      expect(asset.status, url).toBe(200);
+      expect(asset.headers.get('content-type'), url).toMatch(type);
+      expect(await asset.text(), url).toContain(marker);
+    }
+    expect((await server.request('GET', '/docs/package.json', { token: null })).status).toBe(404);
+  });
+
+  async function openApiDocument(): Promise<OpenApiDocument> {
+    return json<OpenApiDocument>(await server.request('GET', '/v2/openapi.json', { token: null }), 200);
+  }
 });
+
+interface OpenApiOperation {
+  operationId: string;
+  summary?: string;
+  tags: string[];
+  security?: unknown[];
+  parameters?: unknown[];
+  requestBody?: unknown;
+  responses: Record<string, { description: string; content?: Record<string, { schema: unknown }> }>;
+}
+
+interface OpenApiDocument {
+  paths: Record<string, Record<string, OpenApiOperation>>;
+  tags: { name: string }[];
+  security: unknown[];
+  components: { securitySchemes: Record<string, unknown> };
+}
+
+function operations(doc: OpenApiDocument) {
+  return Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, operation]) => ({ path, method: method.toUpperCase(), operation })),
+  );
+}
+
+/** A path with every parameter alike, as Fastify's router sees it (it merges their names). */
+function anyParams(path: string): string {
+  return path.replace(/\{\w+\}|:[^/]+/g, '{}');
+}
+
+/** Every `METHOD /path` the server routes (HEAD only where it is not the one Fastify adds to a GET). */
+function registeredRoutes(server: TestServer): Set<string> {
+  const routes = new Set<string>();
+  const segments: string[] = [];
+  for (const line of server.paddock.app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const node = /^([│ ]*)[├└]── (\S+)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    if (!node) continue;
+    segments.length = node[1]!.length / 4;
+    segments.push(node[2]!);
+    const methods = node[3]?.split(', ') ?? [];
+    for (const method of methods)
+      if (method !== 'HEAD' || !methods.includes('GET'))
+        routes.add(`${method} ${anyParams(segments.join(''))}`);
+  }
+  return routes;
+}

@@ -28,8 +28,10 @@ describe.each(testDatabases())('workspace files while a turn awaits adoption ($n
     // The server dies while its runner is frozen: nobody renews the turn's lease.
     d.signalRunner('SIGSTOP');
     await d.killServer('SIGKILL');
+    // The lease was last renewed before the kill: it has lapsed one TTL after it.
+    const leaseLapsed = Date.now() + 900 + 50;
     await d.startServer();
-    await sleep(1000);
+    await sleep(Math.max(0, leaseLapsed - Date.now()));
     const events = await allEvents(d, taskId);
     for (const route of ['', '/tree', '/content?path=a.txt']) {
       const refused = await d.request('GET', `/v2/tasks/${taskId}/files${route}`);

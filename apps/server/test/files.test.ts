@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { mintToken } from '@paddock/core';
 import { newId, timestamp } from '@paddock/protocol';
 import {
@@ -16,7 +15,7 @@ import {
 } from '@paddock/store';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { agentSpec, allEvents, createIdleThread, eventSeen, json, settled } from './helpers.ts';
 
 interface Entry {
@@ -68,6 +67,8 @@ describe.each(testDatabases())('workspace files on $name', (database) => {
   beforeAll(async () => {
     server = await startTestServer(database, {
       PADDOCK_CREDIT_BUDGETS: JSON.stringify({ [smallOrgId]: 1 }),
+      // The organization's use is summed again this often: the test does not wait out the default.
+      PADDOCK_CREDIT_CACHE_MS: '200',
     });
   });
   afterAll(() => server.close());
@@ -351,17 +352,19 @@ describe.each(testDatabases())('workspace files on $name', (database) => {
     );
     expect((await get(idle.thread_id, '', {}, token)).status).toBe(200);
 
-    // One turn records usage (model tokens) beyond the budget; within the cache's few seconds the
+    // One turn records usage (model tokens) beyond the budget; once the cached sum lapses the
     // gate refuses every task of the organization.
     const taskId = await threadAfter('hello', token);
     const usage = (await allEvents(as(token), taskId)).filter((e) => e.type === 'usage');
     expect(usage.length).toBeGreaterThan(0);
-    const until = Date.now() + 10_000;
-    let refused = await get(taskId, '', {}, token);
-    while (refused.status === 200 && Date.now() < until) {
-      await sleep(200);
-      refused = await get(taskId, '', {}, token);
-    }
+    const refused = await vi.waitFor(
+      async () => {
+        const response = await get(taskId, '', {}, token);
+        expect(response.status).not.toBe(200);
+        return response;
+      },
+      { timeout: 10_000, interval: 50 },
+    );
     for (const [id, route] of [
       [taskId, ''],
       [taskId, '/tree'],

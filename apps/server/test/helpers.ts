@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { mintToken } from '@paddock/core';
 import type { Scope, ThreadEvent } from '@paddock/protocol';
 import type { TestServer } from '@paddock/testing/server';
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
 
 /** Anything that answers API requests: an in-process test server or a deployment of processes. */
 type Api = Pick<TestServer, 'request'>;
@@ -16,18 +16,37 @@ export async function json<T = Record<string, unknown>>(response: Response, stat
   return JSON.parse(body) as T;
 }
 
-/** Waits until the thread is settled (not running) and answers it. */
-export async function settled(server: Api, threadId: string, timeoutMs = 20_000) {
-  const until = Date.now() + timeoutMs;
+/**
+ * Stops a task the way the spec tells a client to: a 409 `turn_interrupt_pending` (the turn is
+ * starting or finalizing) is retried with the same body after its `Retry-After`. Answers the
+ * first other response.
+ */
+export async function stopTask(server: Api, taskId: string, body: unknown): Promise<Response> {
   for (;;) {
-    const thread = await json<{ status: string; title: string; agent_id: string }>(
-      await server.request('GET', `/v2/threads/${threadId}`),
-      200,
+    const response = await server.request('POST', `/v2/tasks/${taskId}/interrupt`, { body });
+    if (response.status !== 409) return response;
+    const text = await response.clone().text();
+    if (!text.includes('"turn_interrupt_pending"')) return response;
+    await new Promise((resolve) =>
+      setTimeout(resolve, Number(response.headers.get('retry-after') ?? 1) * 1000),
     );
-    if (thread.status !== 'running') return thread;
-    if (Date.now() > until) throw new Error(`thread ${threadId} still running after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Waits until the thread is settled (not running) and answers it. */
+export function settled(server: Api, threadId: string, timeoutMs = 20_000) {
+  return vi.waitFor(
+    async () => {
+      const thread = await json<{ status: string; title: string; agent_id: string }>(
+        await server.request('GET', `/v2/threads/${threadId}`),
+        200,
+      );
+      if (thread.status === 'running')
+        throw new Error(`thread ${threadId} still running after ${timeoutMs} ms`);
+      return thread;
+    },
+    { timeout: timeoutMs, interval: 50 },
+  );
 }
 
 export async function allEvents(server: Api, threadId: string): Promise<ThreadEvent[]> {
@@ -60,11 +79,13 @@ export async function createIdleThread(server: Api): Promise<string> {
 
 /** Waits until the thread's event log holds an event of this type. */
 export async function eventSeen(server: Api, threadId: string, type: string): Promise<void> {
-  const until = Date.now() + 10_000;
-  while (!(await allEvents(server, threadId)).some((e) => e.type === type)) {
-    if (Date.now() > until) throw new Error(`no ${type} event on thread ${threadId}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await vi.waitFor(
+    async () => {
+      if (!(await allEvents(server, threadId)).some((e) => e.type === type))
+        throw new Error(`no ${type} event on thread ${threadId}`);
+    },
+    { timeout: 10_000, interval: 20 },
+  );
 }
 
 export const turnStarted = (server: Api, threadId: string) => eventSeen(server, threadId, 'turn.started');
@@ -116,4 +137,23 @@ export function hostProcesses(argv: string[]): number[] {
       }
     })
     .map(Number);
+}
+
+/**
+ * Sends a request again (every 50 ms, up to `timeoutMs`) until its status passes `wanted`, and
+ * answers that response; the last one's status is the error if none does.
+ */
+export function answerWhen(
+  send: () => Promise<Response>,
+  wanted: (status: number) => boolean,
+  timeoutMs = 10_000,
+): Promise<Response> {
+  return vi.waitFor(
+    async () => {
+      const response = await send();
+      if (!wanted(response.status)) throw new Error(`still answers ${response.status}`);
+      return response;
+    },
+    { timeout: timeoutMs, interval: 50 },
+  );
 }

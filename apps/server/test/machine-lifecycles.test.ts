@@ -4,9 +4,16 @@ import { join } from 'node:path';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminTokenWith, agentSpec, allEvents, hostProcesses, json, settled, transcript } from './helpers.ts';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import {
+  adminTokenWith,
+  agentSpec,
+  allEvents,
+  answerWhen,
+  hostProcesses,
+  json,
+  settled,
+  transcript,
+} from './helpers.ts';
 
 describe.each(testDatabases())('sandboxes that sleep or expire on $name', (database) => {
   let server: TestServer;
@@ -39,20 +46,19 @@ describe.each(testDatabases())('sandboxes that sleep or expire on $name', (datab
   it('sandbox_c sleeps when idle, then wakes on a file read (machine_not_ready meanwhile) with its workspace intact', async () => {
     const threadId = await threadOn('sandbox_c', '::sh echo kept > kept.txt');
     await settled(server, threadId);
-    for (let i = 0; i < 100 && !(await statuses(threadId)).includes('stopped'); i++) await sleep(50);
+    await expect.poll(() => statuses(threadId), { timeout: 10_000 }).toContain('stopped');
     // Frozen first, then stopped; the workspace stays.
     expect(await statuses(threadId)).toEqual(['starting', 'running', 'sleeping', 'stopped']);
 
     const waking = await server.request('GET', `/v2/tasks/${threadId}/files`);
     expect((await json<{ detail: { code: string } }>(waking, 409)).detail.code).toBe('machine_not_ready');
     expect(waking.headers.get('retry-after')).toBe('1');
-    let listed: Response | undefined;
-    for (let i = 0; i < 100; i++) {
-      listed = await server.request('GET', `/v2/tasks/${threadId}/files`);
-      if (listed.status === 200) break;
-      await sleep(50);
-    }
-    const files = await json<{ items: { name: string }[] }>(listed!, 200);
+    const listed = await answerWhen(
+      () => server.request('GET', `/v2/tasks/${threadId}/files`),
+      (status) => status === 200,
+      10_000,
+    );
+    const files = await json<{ items: { name: string }[] }>(listed, 200);
     expect(files.items.map((f) => f.name)).toContain('kept.txt');
 
     // The next input runs in the woken sandbox, which still has the file.
@@ -103,23 +109,21 @@ describe.each(testDatabases())('sandboxes that sleep or expire on $name', (datab
     // Status events go to a turn's stream; a boot a read or a code run started has none, so ask the host.
     const stopped = async () => {
       const { sandboxes } = server.paddock.services;
-      for (let i = 0; i < 200 && sandboxes.isRunning(threadId); i++) await sleep(50);
-      expect(sandboxes.isRunning(threadId)).toBe(false);
+      await expect.poll(() => sandboxes.isRunning(threadId), { timeout: 10_000 }).toBe(false);
     };
-    for (let i = 0; i < 200 && !(await statuses(threadId)).includes('stopped'); i++) await sleep(50);
+    await expect.poll(() => statuses(threadId), { timeout: 10_000 }).toContain('stopped');
     expect(await statuses(threadId)).toEqual(['starting', 'running', 'stopped']);
     expect(hostProcesses(['sleep', marker])).toEqual([]);
 
     // A file read wakes it: 409 machine_not_ready while it boots, then the kept workspace.
     const waking = await server.request('GET', `/v2/tasks/${threadId}/files`);
     expect((await json<{ detail: { code: string } }>(waking, 409)).detail.code).toBe('machine_not_ready');
-    let listed: Response | undefined;
-    for (let i = 0; i < 100; i++) {
-      listed = await server.request('GET', `/v2/tasks/${threadId}/files`);
-      if (listed.status === 200) break;
-      await sleep(50);
-    }
-    const files = await json<{ items: { name: string }[] }>(listed!, 200);
+    const listed = await answerWhen(
+      () => server.request('GET', `/v2/tasks/${threadId}/files`),
+      (status) => status === 200,
+      10_000,
+    );
+    const files = await json<{ items: { name: string }[] }>(listed, 200);
     expect(files.items.map((f) => f.name)).toContain('kept.txt');
 
     // Idle again: stopped again; a code run boots it and runs in the kept workspace.

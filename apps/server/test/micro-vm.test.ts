@@ -8,7 +8,7 @@ import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { probingReason } from '../src/micro-vm.ts';
-import { agentSpec, json, settled } from './helpers.ts';
+import { agentSpec, allEvents, json, settled } from './helpers.ts';
 
 interface Provider {
   machine_kind: string;
@@ -104,7 +104,10 @@ describe.each(testDatabases())('sandbox_f micro-VMs on $name', (database) => {
         }),
         201,
       );
-      expect((await settled(server, threadId, 150_000)).status).toBe('idle');
+      const turn = await settled(server, threadId, 150_000);
+      // A failed turn says why (its error and end events), so a failure under emulation can be read.
+      const why = (await allEvents(server, threadId)).filter((e) => ['error', 'turn.ended'].includes(e.type));
+      expect(turn.status, JSON.stringify(why)).toBe('idle');
       const token = await readFile(join(server.dataDir, 'workspaces', threadId, 'token.txt'), 'utf8');
       expect(token).toMatch(/^pdk_thr_/);
       const ran = await json<{ exit_code: number; stdout: string }>(

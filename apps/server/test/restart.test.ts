@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ThreadEvent } from '@paddock/protocol';
 import { testDatabases } from '@paddock/testing';
 import { type Deployment, startDeployment } from '@paddock/testing/deployment';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   agentSpec,
   allEvents,
@@ -90,12 +90,13 @@ async function threadStatus(deployment: Deployment, threadId: string): Promise<s
     .status;
 }
 
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
+function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  return vi.waitFor(
+    async () => {
+      if (!(await check())) throw new Error(`timed out waiting for ${what}`);
+    },
+    { timeout: timeoutMs, interval: 50 },
+  );
 }
 
 describe.each(testDatabases())('server restarts with a detached runner ($name)', (database) => {
@@ -180,7 +181,6 @@ describe.each(testDatabases())('server restarts with a detached runner ($name)',
     })();
     await waitFor('ten answered inputs', async () => sent.filter((s) => s.answered).length >= 10);
     await d.killServer('SIGKILL');
-    await sleep(300);
     await d.startServer();
     await posting;
 
@@ -247,8 +247,10 @@ describe.each(testDatabases())('server restarts with a detached runner ($name)',
     const token = await readFile(tokenFile, 'utf8');
     d.signalRunner('SIGSTOP');
     await d.killServer('SIGKILL');
+    // The dead server renewed the lease last before the kill: it runs out one TTL after it.
+    const leaseLapsed = Date.now() + 900 + 50;
     await d.startServer();
-    await sleep(1000); // the dead server's lease runs out
+    await sleep(Math.max(0, leaseLapsed - Date.now()));
 
     const input = { input_id: randomUUID(), messages: [{ content: 'second' }] };
     const busy = await d.request('POST', `/v2/tasks/${threadId}/inputs`, { body: input });

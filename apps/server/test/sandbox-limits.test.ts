@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,8 +38,7 @@ describe.each(testDatabases())('the limit on live sandboxes on $name', (database
       (await allEvents(server, threadId)).some(
         (e) => e.type === 'sandbox.status' && (e.data as { status: string }).status === 'stopped',
       );
-    for (let i = 0; i < 200 && !(await done()); i++) await sleep(50);
-    expect(await done()).toBe(true);
+    await expect.poll(done, { timeout: 10_000, interval: 50 }).toBe(true);
     // It stops counting once the host released it (written beside that event).
     const released = async () =>
       (
@@ -50,8 +48,7 @@ describe.each(testDatabases())('the limit on live sandboxes on $name', (database
           .where('thread_id', '=', threadId)
           .executeTakeFirstOrThrow()
       ).live_until === '';
-    for (let i = 0; i < 200 && !(await released()); i++) await sleep(50);
-    expect(await released()).toBe(true);
+    await expect.poll(released, { timeout: 10_000, interval: 50 }).toBe(true);
   };
 
   it('refuses new threads, and the boot of a stopped one, while the organization is at its limit', async () => {

@@ -3,7 +3,7 @@ import { quarantineThread } from '@paddock/store';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allEvents, createIdleThread, json, settled, turnStarted } from './helpers.ts';
+import { allEvents, createIdleThread, eventSeen, json, settled, turnStarted } from './helpers.ts';
 
 interface Receipt {
   id: string;
@@ -11,6 +11,8 @@ interface Receipt {
   message_ids: string[];
 }
 interface StopRecord {
+  sandbox_id: string | null;
+  machine_id: string | null;
   generation: number;
   cancelled_inputs: Receipt[];
 }
@@ -135,6 +137,33 @@ describe.each(testDatabases())('Stop errors on $name', (database) => {
     expect(stream.generation).toBe(0);
     expect(stream.items.map((i) => i.status)).toEqual(['submitted', 'queued']);
     await expectStopSucceedsOnceSettled(taskId, waitingId);
+  });
+
+  it('names the running sandbox and the machine it runs on in the task record', async () => {
+    const taskId = await createIdleThread(server);
+    const interrupt = () => server.request('POST', `/v2/tasks/${taskId}/interrupt`);
+    // No sandbox has booted for the task yet.
+    expect(await json<StopRecord>(await interrupt(), 200)).toMatchObject({
+      sandbox_id: null,
+      machine_id: null,
+    });
+    await json(
+      await server.request('POST', `/v2/tasks/${taskId}/inputs`, {
+        body: { input_id: randomUUID(), messages: [{ content: '::sh sleep 30' }] },
+      }),
+      201,
+    );
+    await eventSeen(server, taskId, 'tool_call.start');
+    const record = await json<StopRecord>(await interrupt(), 200);
+    expect(record.sandbox_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    // An in-process sandbox runs on this server node.
+    expect(record.machine_id).toBe(server.paddock.services.nodeId);
+    await settled(server, taskId);
+    // The sandbox outlives the stopped turn: the next Stop names the same one.
+    expect(await json<StopRecord>(await interrupt(), 200)).toMatchObject({
+      sandbox_id: record.sandbox_id,
+      machine_id: record.machine_id,
+    });
   });
 
   it('answers 409 task_recovery_required to Stop and new inputs of a quarantined or retired task', async () => {

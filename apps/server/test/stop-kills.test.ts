@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,8 +8,7 @@ import { adminTokenWith, agentSpec, hostProcesses, json, settled, transcript } f
 const uniqueSleep = () => String(800_000 + Math.floor(Math.random() * 99_999));
 
 async function waitFor(what: string, check: () => boolean): Promise<void> {
-  for (let i = 0; i < 600 && !check(); i++) await sleep(50);
-  expect(check(), what).toBe(true);
+  await expect.poll(check, { message: what, timeout: 30_000, interval: 50 }).toBe(true);
 }
 
 describe.each(testDatabases())('Stop kills what the turn started on $name', (database) => {

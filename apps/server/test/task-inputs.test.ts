@@ -2,8 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allEvents, createIdleThread, eventSeen, json, settled, transcript, turnStarted } from './helpers.ts';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  allEvents,
+  createIdleThread,
+  eventSeen,
+  json,
+  settled,
+  stopTask,
+  transcript,
+  turnStarted,
+} from './helpers.ts';
 
 interface Receipt {
   id: string;
@@ -124,9 +133,8 @@ describe.each(testDatabases())('task inputs on $name', (database) => {
       await sleep(i * 10);
       return post(taskId, body);
     });
-    const stopping = sleep(120).then(() =>
-      server.request('POST', `/v2/tasks/${taskId}/interrupt`, { body: { expected_generation: 0 } }),
-    );
+    // A Stop that lands while the first turn finalizes is retried, as the spec says.
+    const stopping = sleep(120).then(() => stopTask(server, taskId, { expected_generation: 0 }));
     const answers = await Promise.all(posting);
     const stop = await stopping;
     const record = await json<{ generation: number; cancelled_inputs: Receipt[] }>(stop, 200);
@@ -261,6 +269,76 @@ describe.each(testDatabases())('task inputs on $name', (database) => {
     expect(receipt).toMatchObject({ status: 'submitted', turn_id: later.accepted_turn_id });
   });
 
+  it('takes model_options: the turn that takes the input applies them, and a retry must repeat them', async () => {
+    const taskId = await idleThread();
+    const first = await json<Submitted>(
+      await post(taskId, { input_id: randomUUID(), messages: [{ content: '::sh sleep 0.5; echo one' }] }),
+      201,
+    );
+    await eventSeen(server, taskId, 'tool_call.start');
+    // Kept as given, an unknown field included; `max_tokens` is read as `max_output_tokens`.
+    const options = { temperature: 0.25, top_p: 0.5, max_tokens: 64, reasoning_effort: 'low', tier: 'x' };
+    const body = { input_id: randomUUID(), messages: [{ content: '::options' }], model_options: options };
+    const sent = await json<Submitted>(await post(taskId, body), 201);
+    // Not steered into the running turn, whose settings are fixed: it waits for the next one.
+    expect(sent).toMatchObject({ run_started: false });
+    expect(sent.accepted_turn_id).not.toBe(first.accepted_turn_id);
+    await settled(server, taskId);
+    const plain = { input_id: randomUUID(), messages: [{ content: '::options' }] };
+    await json(await post(taskId, plain), 201);
+    await settled(server, taskId);
+    const contents = await transcript(server, taskId);
+    expect(contents.slice(2)).toEqual([
+      '::options',
+      'options: {"temperature":0.25,"top_p":0.5,"max_output_tokens":64,"reasoning_effort":"low"}',
+      '::options',
+      'options: {}',
+    ]);
+    expect(contents[1]).not.toContain('options');
+
+    // The same options in another key order replay; other options, or none, are another input.
+    const reordered = { tier: 'x', reasoning_effort: 'low', max_tokens: 64, top_p: 0.5, temperature: 0.25 };
+    const retry = await post(taskId, { ...body, model_options: reordered });
+    expect(retry.headers.get('idempotency-replayed')).toBe('true');
+    expect((await json<Submitted>(retry, 201)).input.id).toBe(body.input_id);
+    for (const other of [{ ...options, temperature: 0.3 }, { ...options, tier: 'y' }, undefined]) {
+      const reused = await json<{ detail: { code: string } }>(
+        await post(taskId, { ...body, model_options: other }),
+        409,
+      );
+      expect(reused.detail.code, JSON.stringify(other)).toBe('idempotency_key_reused');
+    }
+    const refused = await json<{ detail: { code: string } }>(
+      await post(taskId, { ...plain, model_options: { temperature: 1 } }),
+      409,
+    );
+    expect(refused.detail.code).toBe('idempotency_key_reused');
+
+    // A cancelled input shows its model_options, as given, beside its messages.
+    // The long turn has taken its own input (earlier turns' events would not say so), and runs until the Stop.
+    const sleeping = randomUUID();
+    await json(await post(taskId, { input_id: sleeping, messages: [{ content: '::sleep 60000' }] }), 201);
+    await vi.waitFor(
+      async () => {
+        const receipt = await json<Receipt>(
+          await server.request('GET', `/v2/tasks/${taskId}/inputs/${sleeping}`),
+          200,
+        );
+        expect(receipt.status).toBe('submitted');
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    const waiting = { input_id: randomUUID(), messages: [{ content: 'never' }], model_options: options };
+    await json(await post(taskId, waiting), 201);
+    const stop = await json<{ cancelled_inputs: (Receipt & { model_options?: unknown })[] }>(
+      await server.request('POST', `/v2/tasks/${taskId}/interrupt`, { body: {} }),
+      200,
+    );
+    expect(stop.cancelled_inputs).toEqual([
+      expect.objectContaining({ id: waiting.input_id, status: 'cancelled', model_options: options }),
+    ]);
+  });
+
   it('refuses bad input with the spec answers', async () => {
     const taskId = await idleThread();
     await json(await post(taskId, { input_id: randomUUID(), messages: [] }), 422);
@@ -269,6 +347,27 @@ describe.each(testDatabases())('task inputs on $name', (database) => {
       await post(taskId, { input_id: randomUUID(), messages: [{ role: 'assistant', content: 'x' }] }),
       422,
     );
+    for (const model_options of [
+      'fast',
+      [],
+      null,
+      { temperature: 3 },
+      { temperature: '0.5' },
+      { top_p: 1.5 },
+      { max_output_tokens: 0 },
+      { max_tokens: 1.5 },
+      { max_tokens: 10, max_output_tokens: 10 },
+      { reasoning_effort: 'extreme' },
+    ]) {
+      const refused = await json<{ detail: { loc: unknown[] }[] }>(
+        await post(taskId, { input_id: randomUUID(), messages: [{ content: 'x' }], model_options }),
+        422,
+      );
+      expect(refused.detail[0]!.loc.slice(0, 2), JSON.stringify(model_options)).toEqual([
+        'body',
+        'model_options',
+      ]);
+    }
     const missing = randomUUID();
     expect(
       await json(await post(missing, { input_id: randomUUID(), messages: [{ content: 'x' }] }), 404),

@@ -57,11 +57,17 @@ describe.each(testDatabases())('threads on $name', (database) => {
     expect(JSON.stringify(events.filter((e) => e.type === 'sandbox.status'))).not.toContain('hello');
 
     const transcript = await json<{
-      items: { role: string; content: string; metadata?: { model?: string } }[];
+      items: { id: string; role: string; content: string; metadata?: { model?: string } }[];
     }>(await server.request('GET', `/v2/threads/${created.thread_id}/messages`), 200);
     expect(transcript.items.map((m) => m.role)).toEqual(['user', 'assistant']);
     expect(transcript.items[1]!.metadata?.model).toBe('scripted');
     expect(transcript.items[1]!.content).toContain('hello');
+    // The reply's event names the transcript's message.
+    const reply = events.find((e) => e.type === 'assistant.message')!;
+    expect(reply.data).toMatchObject({
+      message_id: transcript.items[1]!.id,
+      content: transcript.items[1]!.content,
+    });
   });
 
   it('continues a thread with a follow-up in the same workspace and conversation', async () => {
@@ -186,8 +192,9 @@ describe.each(testDatabases())('threads on $name', (database) => {
     );
     await turnStarted(server, thread_id);
     const stopped = Date.now();
+    // The body is optional: none at all is a Stop of the current generation.
     const record = await json<{ id: string; generation: number; cancelled_inputs: unknown[] }>(
-      await server.request('POST', `/v2/threads/${thread_id}/interrupt`, { body: {} }),
+      await server.request('POST', `/v2/threads/${thread_id}/interrupt`),
       200,
     );
     expect(record).toMatchObject({ id: thread_id, generation: 1, cancelled_inputs: [] });
@@ -202,6 +209,17 @@ describe.each(testDatabases())('threads on $name', (database) => {
       200,
     );
     expect(retry.generation).toBe(1);
+    // No body, or an empty one sent as JSON, on either path: a Stop of the current generation.
+    let generation = 1;
+    for (const path of [`/v2/threads/${thread_id}/interrupt`, `/v2/tasks/${thread_id}/interrupt`]) {
+      for (const headers of [{}, { 'content-type': 'application/json' }] as Record<string, string>[]) {
+        const answer = await json<{ generation: number }>(
+          await server.request('POST', path, { headers }),
+          200,
+        );
+        expect(answer.generation, `${path} ${JSON.stringify(headers)}`).toBe(++generation);
+      }
+    }
   });
 
   it('lists events by page and as task event records, newest first with desc', async () => {
@@ -228,5 +246,34 @@ describe.each(testDatabases())('threads on $name', (database) => {
     }>(await server.request('GET', `/v2/tasks/${thread_id}/events?limit=3&desc=true`), 200);
     expect(desc.items.map((e) => e.type)).toEqual(['idle', 'turn.ended', all.at(-3)!.type]);
     expect(desc.items[0]).toMatchObject({ task_id: thread_id, thread_id });
+    // Both paths answer the same records: the spec's event record, with the thread's seq.
+    const records = await json<{ items: Record<string, unknown>[] }>(
+      await server.request('GET', `/v2/tasks/${thread_id}/events?limit=1000`),
+      200,
+    );
+    expect(all).toEqual(records.items);
+    expect(Object.keys(all[0]!).sort()).toEqual(
+      [
+        'id',
+        'event_id',
+        'seq',
+        'received_at',
+        'ts',
+        'started_at',
+        'ended_at',
+        'type',
+        'tool_id',
+        'subagent_id',
+        'session_id',
+        'turn_id',
+        'agent_id',
+        'task_id',
+        'thread_id',
+        'team_id',
+        'group_id',
+        'orchestration_id',
+        'data',
+      ].sort(),
+    );
   });
 });

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { testDatabases } from '@paddock/testing';
-import { startTestServer, type TestServer } from '@paddock/testing/server';
+import { startControlPlaneServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIdleThread, json } from './helpers.ts';
 import {
@@ -23,7 +23,7 @@ const RETENTION_MS = 1500;
 describe.each(testDatabases())('upload expiry, authorize, cancel and purge on $name', (database) => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startTestServer(database, {
+    server = await startControlPlaneServer(database, {
       PADDOCK_UPLOAD_URL_TTL_MS: String(TTL_MS),
       PADDOCK_UPLOAD_RETENTION_MS: String(RETENTION_MS),
     });

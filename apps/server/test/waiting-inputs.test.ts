@@ -3,7 +3,7 @@ import { newId, timestamp } from '@paddock/protocol';
 import { allocateInputSequence, insertInput } from '@paddock/store';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { allEvents, createIdleThread, json, settled, transcript, turnStarted } from './helpers.ts';
 
 /**
@@ -41,22 +41,30 @@ async function receiptStatus(server: TestServer, threadId: string, inputId: stri
   return receipt.status;
 }
 
-/** Waits until the input was taken by a turn and that turn settled; answers its last receipt status. */
+/** Waits until the input was taken by a turn and that turn settled; answers its receipt status then. */
 async function taken(server: TestServer, threadId: string, inputId: string): Promise<string> {
-  const until = Date.now() + 20_000;
-  let status = await receiptStatus(server, threadId, inputId);
-  while (status === 'queued' && Date.now() < until) {
-    await sleep(100);
-    status = await receiptStatus(server, threadId, inputId);
-  }
+  const status = await vi.waitFor(
+    async () => {
+      const status = await receiptStatus(server, threadId, inputId);
+      if (status === 'queued') throw new Error(`input ${inputId} is still queued`);
+      return status;
+    },
+    { timeout: 20_000, interval: 50 },
+  );
   await settled(server, threadId);
   return status;
 }
 
+/** The turn worker's sweep, which takes what the inputs below were left without. */
+const sweepMs = 200;
+
 describe.each(testDatabases())('an input waiting for a turn always gets one, on $name', (database) => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startTestServer(database, { PADDOCK_LEASE_TTL_MS: '900' });
+    server = await startTestServer(database, {
+      PADDOCK_LEASE_TTL_MS: '900',
+      PADDOCK_SWEEP_MS: String(sweepMs),
+    });
   });
   afterAll(() => server.close());
 
@@ -126,7 +134,7 @@ describe.each(testDatabases())('an input waiting for a turn always gets one, on 
       201,
     );
     await settled(server, threadId);
-    await sleep(1500); // a sweep and its repair have run
+    await sleep(3 * sweepMs); // sweeps and their repairs have run
     expect(
       (await json<{ status: string }>(await server.request('GET', `/v2/threads/${threadId}`), 200)).status,
     ).toBe('idle');

@@ -1,24 +1,22 @@
 import type { ErrorCode } from '@paddock/protocol';
 
 /**
- * The one error type core verbs throw. `code` is from the protocol's closed set; the HTTP layer
- * maps it to a status. `detail` overrides the body's `detail` when the wire wording is fixed.
+ * The one error type core verbs throw. `code` is from the protocol's closed set (a code outside it
+ * does not compile), and the set gives its HTTP status.
  */
 export class PaddockError extends Error {
-  readonly code: ErrorCode | (string & {});
-  readonly status?: number;
+  readonly code: ErrorCode;
   readonly extra?: Record<string, unknown>;
   readonly retryAfter?: number;
 
   constructor(
-    code: ErrorCode | (string & {}),
+    code: ErrorCode,
     message: string,
-    options: { status?: number; extra?: Record<string, unknown>; retryAfter?: number } = {},
+    options: { extra?: Record<string, unknown>; retryAfter?: number } = {},
   ) {
     super(message);
     this.name = 'PaddockError';
     this.code = code;
-    this.status = options.status;
     this.extra = options.extra;
     this.retryAfter = options.retryAfter;
   }

@@ -12,6 +12,7 @@ export const harnessTurnResultSchema = z.object({
   stopReason: z.enum(stopReasons),
   outcome: z.object({ status: z.enum(outcomeStatuses), summary: z.string() }).optional(),
   messages: z.array(modelMessageSchema),
+  assistantIds: z.array(z.uuid()).optional(),
   lastAssistantText: z.string(),
   error: z.object({ code: z.string(), message: z.string(), retryable: z.boolean() }).optional(),
   steeredIds: z.array(z.string()).optional(),

@@ -1,4 +1,4 @@
-import type { DraftEvent, OutcomeStatus, StopReason } from '@paddock/protocol';
+import type { DraftEvent, ModelSettings, OutcomeStatus, StopReason } from '@paddock/protocol';
 import type { ModelMessage } from 'ai';
 
 /** Where a harness reaches models: the Paddock model gateway, an OpenAI-compatible endpoint. */
@@ -16,6 +16,8 @@ export interface HarnessTurnInput {
   instructions?: string;
   /** The whole conversation so far, oldest first; the newest user message(s) last. */
   messages: ModelMessage[];
+  /** Sampling and reasoning settings for every model call of the turn (a task input's `model_options`). */
+  modelSettings?: ModelSettings;
   gateway: GatewayAccess;
   /** Root that every file tool is confined to (`/workspace` inside a sandbox). */
   workspaceDir: string;
@@ -44,6 +46,11 @@ export interface HarnessTurnResult {
   outcome?: { status: OutcomeStatus; summary: string };
   /** Messages this turn added to the conversation (assistant and tool messages), to persist. */
   messages: ModelMessage[];
+  /**
+   * The ids of the assistant messages among `messages`, in order: the `message_id` their
+   * `assistant.message` events carry, which the transcript keeps.
+   */
+  assistantIds?: string[];
   /** Text of the last assistant message, used for the `idle` summary when no outcome was reported. */
   lastAssistantText: string;
   /** Set when stopReason is `error`. */

@@ -4,7 +4,6 @@ export type { ChatCompletion, ChatCompletionChunk } from './gateway/chat-respons
 export { createChunkEncoder, toChatCompletion } from './gateway/chat-response.ts';
 export type { ChatCompletionsResponse } from './gateway/handle-chat-completions.ts';
 export { handleChatCompletions } from './gateway/handle-chat-completions.ts';
-export type { JudgeRequest, Verdict } from './judge/eval-judge.ts';
 export { createEvalJudge } from './judge/eval-judge.ts';
 export type { ModelRouter, ModelRouterConfig } from './model-router.ts';
 export { createModelRouter } from './model-router.ts';

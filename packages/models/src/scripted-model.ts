@@ -86,8 +86,19 @@ async function answerPrompt(options: LanguageModelV4CallOptions): Promise<Answer
     }),
   );
   let text = script.text ? `You said: ${script.text}` : '';
+  if (script.reportOptions) text = [text, `options: ${callSettings(options)}`].filter(Boolean).join('\n');
   if (!text && toolCalls.length === 0) text = 'You said nothing.';
   return answerWith(text, toolCalls, inputChars);
+}
+
+/** The call's sampling and reasoning settings, as JSON with the names a task input's `model_options` uses. */
+function callSettings(options: LanguageModelV4CallOptions): string {
+  return JSON.stringify({
+    temperature: options.temperature,
+    top_p: options.topP,
+    max_output_tokens: options.maxOutputTokens,
+    reasoning_effort: options.reasoning,
+  });
 }
 
 function answerWith(text: string, toolCalls: LanguageModelV4ToolCall[], inputChars: number): Answer {

@@ -222,6 +222,21 @@ describe('gateway wire format', () => {
     expect(call.stopSequences).toEqual(['END']);
   });
 
+  it('passes a reasoning effort the model layer knows on, and ignores one it does not', async () => {
+    for (const [effort, reasoning] of [
+      ['high', 'high'],
+      ['whatever', undefined],
+    ] as const) {
+      const res = await post({
+        model: 'scripted',
+        messages: [{ role: 'user', content: 'hi' }],
+        reasoning_effort: effort,
+      });
+      expect(res.status).toBe(200);
+      expect(seenCalls.at(-1)!.reasoning, effort).toBe(reasoning);
+    }
+  });
+
   it('rejects a bad body with 400 and an unknown model with 404', async () => {
     const bad = await post({ model: 'scripted', messages: 'nope' });
     expect(bad.status).toBe(400);

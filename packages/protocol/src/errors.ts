@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * The closed set of error codes Paddock answers with, and the HTTP status of each.
  * Servers throw by code; the SDK maps a status and code back to a typed error.
@@ -92,3 +94,24 @@ export const stringDetailCodes: ReadonlySet<ErrorCode> = new Set([
   'task_busy',
   'internal',
 ]);
+
+/** D3: a 422 validation answer lists each problem as `{loc, msg, type}`. */
+export const validationIssueSchema = z.object({
+  loc: z.array(z.union([z.string(), z.number()])),
+  msg: z.string(),
+  type: z.string(),
+});
+
+/**
+ * Every error answer's body: `detail` is a string, a `{code, message}` object (some codes add
+ * fields, e.g. `replacement_task_id`), or for a request that failed validation a list of issues.
+ */
+export const errorBodySchema = z
+  .object({
+    detail: z.union([
+      z.string(),
+      z.looseObject({ code: z.string(), message: z.string() }),
+      z.array(validationIssueSchema),
+    ]),
+  })
+  .meta({ id: 'Error' });

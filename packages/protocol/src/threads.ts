@@ -45,9 +45,10 @@ export type Thread = z.infer<typeof threadSchema>;
 export const threadParamsSchema = z.object({ thread_id: z.uuid() });
 export const taskParamsSchema = z.object({ task_id: z.uuid() });
 
+/** Stop's body is optional: none at all, or an empty one, is a Stop of the current generation. */
 export const interruptBodySchema = z
   .strictObject({ expected_generation: z.number().int().min(0).optional() })
-  .default({});
+  .nullish();
 
 export const inputReceiptSchema = z.object({
   id: z.string(),
@@ -73,6 +74,8 @@ export const inputReceiptSchema = z.object({
       }),
     )
     .optional(),
+  /** A cancelled input's `model_options`, as given, beside its messages (when it had any). */
+  model_options: z.record(z.string(), z.unknown()).optional(),
 });
 export type InputReceipt = z.infer<typeof inputReceiptSchema>;
 

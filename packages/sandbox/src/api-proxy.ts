@@ -5,7 +5,8 @@ import { pipeSockets } from './pipe-sockets.ts';
 
 export interface ApiTarget {
   host: string;
-  port: number;
+  /** Read for each connection: a server that learns its port when it listens gives a getter. */
+  readonly port: number;
 }
 
 export interface ApiProxy {

@@ -1,5 +1,5 @@
 import type { HarnessTurnResult } from '@paddock/harness';
-import type { DraftEvent, SandboxExec, SandboxExecResult } from '@paddock/protocol';
+import type { DraftEvent, ModelSettings, SandboxExec, SandboxExecResult } from '@paddock/protocol';
 import type { ModelMessage } from 'ai';
 
 /**
@@ -22,6 +22,8 @@ export type RunnerCommand =
       model: string;
       instructions?: string;
       messages: ModelMessage[];
+      /** What the turn's model calls apply (a task input's `model_options`). */
+      model_options?: ModelSettings;
     }
   | { type: 'interrupt'; turn_id: string }
   /** Messages for the running turn (native steering); answered by one `steer.result`. */

@@ -234,10 +234,13 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
   it('interrupts a running turn', async () => {
     const threadId = randomUUID();
     await ensure(threadId);
-    const command = turnCommand('::sleep 60000');
+    const command = turnCommand('::sh sleep 60');
     const started = Date.now();
-    const result = runner.runTurn(threadId, command, () => {});
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const { promise: running, resolve } = Promise.withResolvers<void>();
+    const result = runner.runTurn(threadId, command, (event) => {
+      if (event.type === 'tool_call.start') resolve();
+    });
+    await running;
     runner.interrupt(threadId, command.turn_id);
     expect((await result).stopReason).toBe('cancelled');
     expect(Date.now() - started).toBeLessThan(5_000);

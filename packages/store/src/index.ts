@@ -21,3 +21,4 @@ export * from './repos/turns.ts';
 export * from './repos/usage.ts';
 export type { Database } from './schema.ts';
 export * from './store.ts';
+export * from './store-failure.ts';

@@ -15,6 +15,8 @@ import {
 } from './migrations/0013-revocation-sealed-mcp.ts';
 import * as waitingInputs from './migrations/0014-waiting-inputs.ts';
 import * as liveSandboxes from './migrations/0015-live-sandboxes.ts';
+import * as inputModelOptions from './migrations/0016-input-model-options.ts';
+import * as liveSandboxIds from './migrations/0017-live-sandbox-ids.ts';
 
 /** Migrations are listed in code (no directory scan), so the set is the same wherever the store runs. */
 const migrations = (seal: SealSecret | undefined): Record<string, Migration> => ({
@@ -30,6 +32,8 @@ const migrations = (seal: SealSecret | undefined): Record<string, Migration> => 
   '0013-revocation-sealed-mcp': revocationSealedMcp(seal),
   '0014-waiting-inputs': waitingInputs,
   '0015-live-sandboxes': liveSandboxes,
+  '0016-input-model-options': inputModelOptions,
+  '0017-live-sandbox-ids': liveSandboxIds,
 });
 
 /** `seal` seals secrets that older versions stored in plain text (migration 0013 needs it when there are any). */
@@ -44,6 +48,7 @@ export async function migrateToLatest(db: Kysely<unknown>, seal?: SealSecret): P
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     const reason = error instanceof Error ? error.message : String(error ?? 'unknown error');
-    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${reason}`);
+    // The driver's error stays the cause: its code tells an unreachable database from a bug.
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${reason}`, { cause: error });
   }
 }

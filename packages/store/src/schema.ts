@@ -142,6 +142,10 @@ export interface ThreadsTable {
 export interface LiveSandboxesTable {
   thread_id: string;
   live_until: string;
+  /** The running sandbox: a new id each boot; null while a boot is under way. */
+  sandbox_id: string | null;
+  /** The machine it runs on: the server node's id (in-process sandboxes) or the runner's. */
+  machine_id: string | null;
 }
 
 export interface MessagesTable {
@@ -167,6 +171,8 @@ export interface InputsTable {
   messages: string;
   /** 1 when the input asks for a turn; 0 for messages kept without `run` until the next turn. */
   run: Generated<number>;
+  /** A task input's `model_options` as given (JSON); null without. */
+  model_options: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -64,3 +64,15 @@ export async function startTestServer(
 export function listThreadsForTest(server: TestServer): Promise<{ id: string }[]> {
   return server.paddock.services.store.db.selectFrom('threads').select('id').execute();
 }
+
+/**
+ * A test server for tests of the control plane, which run no turn: it keeps no standby sandbox
+ * booted (a thread that needs a sandbox boots its own).
+ */
+export function startControlPlaneServer(
+  database: TestDatabase,
+  env: Record<string, string> = {},
+  options: { faults?: Faults; logger?: Logger } = {},
+): Promise<TestServer> {
+  return startTestServer(database, { PADDOCK_STANDBY_SANDBOXES: '0', ...env }, options);
+}

@@ -1,5 +1,5 @@
 import { PaddockError } from '@paddock/core';
-import { type ErrorCode, errorStatus, stringDetailCodes } from '@paddock/protocol';
+import { errorStatus, stringDetailCodes } from '@paddock/protocol';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 
@@ -42,9 +42,9 @@ export function installErrorHandling(app: FastifyInstance): void {
     }
     const known: unknown = error;
     if (known instanceof PaddockError) {
-      const status = known.status ?? errorStatus[known.code as ErrorCode] ?? 400;
+      const status = errorStatus[known.code];
       if (known.retryAfter !== undefined) void reply.header('Retry-After', String(known.retryAfter));
-      const detail = stringDetailCodes.has(known.code as ErrorCode)
+      const detail = stringDetailCodes.has(known.code)
         ? known.message
         : { code: known.code, message: known.message, ...known.extra };
       return reply.code(status).send({ detail });
@@ -54,7 +54,6 @@ export function installErrorHandling(app: FastifyInstance): void {
         return reply.code(413).send({ detail: 'Request body is too large' });
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return reply.code(415).send({ detail: 'Content-Type must be application/json' });
-      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
         return reply
           .code(422)

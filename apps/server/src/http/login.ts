@@ -2,6 +2,7 @@ import { type LoginSessions, logout, type Revocations } from '@paddock/core';
 import { loginBodySchema, loginResponseSchema } from '@paddock/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { rawBody } from './openapi.ts';
 
 /**
  * The built-in identity provider (D13): password login, logout, and the keys its sessions are
@@ -11,18 +12,48 @@ export function loginRoutes(app: FastifyInstance, sessions: LoginSessions, revoc
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.post(
     '/v2/auth/login',
-    { config: { auth: false }, schema: { body: loginBodySchema, response: { 200: loginResponseSchema } } },
+    {
+      config: { auth: false },
+      schema: {
+        operationId: 'login',
+        summary: 'Log in with a username and password; answers a session token (a JWT)',
+        body: loginBodySchema,
+        errors: ['invalid_credentials', 'too_many_attempts'],
+        response: { 200: loginResponseSchema },
+      },
+    },
     // request.ip: the socket's address, or the client's as a trusted proxy (PADDOCK_TRUST_PROXY) says.
     (request) => sessions.login(request.body.username, request.body.password, request.ip),
   );
   // Not through the auth hook: a session already logged out may log out again (204 both times).
-  r.post('/v2/auth/logout', { config: { auth: false } }, async (request, reply) => {
-    await logout({ sessions, revocations, authorization: request.headers.authorization });
-    return reply.status(204).send();
-  });
+  r.post(
+    '/v2/auth/logout',
+    {
+      config: { auth: false },
+      schema: {
+        operationId: 'logout',
+        summary: 'Log out the login session the bearer token is',
+        // The session's own token, the one credential this route reads.
+        security: [{ bearer: [] }],
+        errors: ['missing_token', 'invalid_token', 'jwt_required'],
+        response: { 204: { type: 'null', description: 'Logged out (also when it already was)' } },
+      },
+    },
+    async (request, reply) => {
+      await logout({ sessions, revocations, authorization: request.headers.authorization });
+      return reply.status(204).send();
+    },
+  );
   r.get(
     '/.well-known/jwks.json',
-    { config: { auth: false }, schema: { hide: true } },
+    {
+      config: { auth: false },
+      schema: {
+        operationId: 'getJwks',
+        summary: 'The public keys login sessions are signed with (a JSON Web Key Set)',
+        response: { 200: rawBody('A JSON Web Key Set', 'application/json') },
+      },
+    },
     async (_request, reply) =>
       reply.header('cache-control', 'public, max-age=300').send(await sessions.jwks()),
   );

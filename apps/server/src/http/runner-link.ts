@@ -1,9 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import fastifyWebsocket from '@fastify/websocket';
 import { type Authenticator, admitSelfHostedRunner, type Services } from '@paddock/core';
-import { runnerLinkPath } from '@paddock/sandbox';
+import { type RunnerHub, type RunnerScope, runnerLinkPath } from '@paddock/sandbox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { RunnerHub, RunnerScope } from '../runner-hub.ts';
 
 export interface RunnerLinkOptions {
   /** The deployment's detached runners and their shared token, when it has them. */

@@ -6,11 +6,12 @@ import {
   type Services,
   type TusAccess,
 } from '@paddock/core';
-import { type ErrorCode, errorStatus, tusAccessQuerySchema, tusUploadPath } from '@paddock/protocol';
+import { errorStatus, tusAccessQuerySchema, tusUploadPath } from '@paddock/protocol';
 import { type DataStore, Server as TusServer } from '@tus/server';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { rawBody } from './openapi.ts';
 
 /**
  * The presigned tus 1.0 endpoint (D12): `HEAD`, `PATCH` and `OPTIONS` on
@@ -60,52 +61,118 @@ export async function tusUploadRoutes(
   await app.register(async (scope) => {
     // The body is tus's to stream into the store; Fastify must not read it.
     scope.addContentTypeParser('application/offset+octet-stream', (_request, _payload, done) => done(null));
-    scope.withTypeProvider<ZodTypeProvider>().route({
-      method: ['HEAD', 'PATCH', 'OPTIONS'],
-      url: `${tusUploadPath}/:transfer_id`,
-      config: { auth: false },
-      schema: { hide: true, params: z.object({ transfer_id: z.uuid() }), querystring: tusAccessQuerySchema },
-      // Before Fastify reads a byte of the body: a request the URL does not sign goes no further.
-      async onRequest(request) {
-        const query = request.query as Record<string, unknown>;
-        const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
-        admitted.set(
-          request,
-          await openTusUpload({
-            services,
-            transferId: (request.params as { transfer_id: string }).transfer_id,
-            expires: text(query.expires),
-            signature: text(query.signature),
-          }),
-        );
-      },
-      async handler(request, reply) {
-        const access = admitted.get(request);
-        if (!access) throw new PaddockError('internal', 'tus request was not admitted');
-        if (access.kind === 'completed') {
-          // A client that lost the last response learns from its HEAD that nothing is left to send.
-          if (request.method !== 'HEAD') throw new PaddockError('upload_gone', 'upload is completed');
-          return reply
-            .code(200)
-            .headers({
-              'Tus-Resumable': '1.0.0',
-              'Upload-Offset': String(access.size),
-              'Upload-Length': String(access.size),
-              'Cache-Control': 'no-store',
-            })
-            .send();
-        }
-        reply.hijack();
-        // Not awaited: when the client's connection drops, sending it the response may never settle.
-        void tus.handle(request.raw, reply.raw).catch((error: unknown) => {
-          request.log.debug({ err: error }, 'tus request ended early');
-          if (!reply.raw.headersSent) reply.raw.writeHead(500).end();
-          else reply.raw.destroy();
-        });
-      },
-    });
+    for (const { method, ...doc } of tusOperations)
+      scope.withTypeProvider<ZodTypeProvider>().route({
+        method,
+        url: `${tusUploadPath}/:transfer_id`,
+        // @fastify/swagger documents an explicit HEAD route only when asked to.
+        config: { auth: false, swagger: { exposeHeadRoute: method === 'HEAD' } },
+        schema: {
+          ...doc,
+          description: tusDescription,
+          params: z.object({ transfer_id: z.uuid() }),
+          querystring: tusAccessQuerySchema,
+        },
+        // Before Fastify reads a byte of the body: a request the URL does not sign goes no further.
+        async onRequest(request) {
+          const query = request.query as Record<string, unknown>;
+          const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+          admitted.set(
+            request,
+            await openTusUpload({
+              services,
+              transferId: (request.params as { transfer_id: string }).transfer_id,
+              expires: text(query.expires),
+              signature: text(query.signature),
+            }),
+          );
+        },
+        async handler(request, reply) {
+          const access = admitted.get(request);
+          if (!access) throw new PaddockError('internal', 'tus request was not admitted');
+          if (access.kind === 'completed') {
+            // A client that lost the last response learns from its HEAD that nothing is left to send.
+            if (request.method !== 'HEAD') throw new PaddockError('upload_gone', 'upload is completed');
+            return reply
+              .code(200)
+              .headers({
+                'Tus-Resumable': '1.0.0',
+                'Upload-Offset': String(access.size),
+                'Upload-Length': String(access.size),
+                'Cache-Control': 'no-store',
+              })
+              .send();
+          }
+          reply.hijack();
+          // Not awaited: when the client's connection drops, sending it the response may never settle.
+          void tus.handle(request.raw, reply.raw).catch((error: unknown) => {
+            request.log.debug({ err: error }, 'tus request ended early');
+            if (!reply.raw.headersSent) reply.raw.writeHead(500).end();
+            else reply.raw.destroy();
+          });
+        },
+      });
   });
 }
+
+const tusDescription =
+  'tus 1.0 (core protocol): send `Tus-Resumable: 1.0.0`; PATCH sends `Upload-Offset` and `Content-Type: application/offset+octet-stream` with the bytes. No bearer token: the URL `createUpload` and `authorizeUpload` answer is signed (`expires`, `signature`). Refusals of the tus protocol itself have a plain-text body.';
+/** Every tus request is admitted by its URL's signature first (D12). */
+const tusErrors = [
+  'upload_signature_required',
+  'upload_signature_invalid',
+  'upload_signature_expired',
+  'transfer_not_found',
+  'upload_gone',
+] as const;
+const offsetHeader = { 'Upload-Offset': { type: 'integer', description: 'The bytes the server holds' } };
+
+/** The tus requests this endpoint takes, each one operation in the OpenAPI document. */
+const tusOperations = [
+  {
+    method: 'HEAD',
+    operationId: 'getTusUploadOffset',
+    summary: 'How many bytes of the upload the server holds',
+    errors: tusErrors,
+    response: {
+      200: {
+        type: 'null',
+        description: "The upload's offset and length",
+        headers: { ...offsetHeader, 'Upload-Length': { type: 'integer', description: "The upload's size" } },
+      },
+      412: rawBody('`Tus-Resumable` is missing', 'text/plain'),
+    },
+  },
+  {
+    method: 'PATCH',
+    operationId: 'appendTusUploadBytes',
+    summary: "Send the upload's bytes from Upload-Offset on; the last ones put the file in the workspace",
+    errors: [...tusErrors, 'invalid_path', 'not_a_file', 'upload_failed'],
+    response: {
+      204: { type: 'null', description: 'The bytes are stored', headers: offsetHeader },
+      409: rawBody('`Upload-Offset` is not the offset the server holds', 'text/plain'),
+      412: rawBody('`Tus-Resumable` is missing', 'text/plain'),
+      413: rawBody("More bytes than the upload's size", 'text/plain'),
+    },
+  },
+  {
+    method: 'OPTIONS',
+    operationId: 'getTusOptions',
+    summary: 'The tus versions, extensions and maximum size this endpoint supports',
+    errors: tusErrors,
+    response: {
+      204: {
+        type: 'null',
+        description: 'What the endpoint supports',
+        headers: {
+          'Tus-Version': { type: 'string' },
+          'Tus-Max-Size': { type: 'integer' },
+          'Tus-Extension': { type: 'string' },
+        },
+      },
+    },
+  },
+] as const;
 
 /**
  * Runs `recorded` after each write into the store ends, finished or cut off (what the store received
@@ -126,6 +193,6 @@ function recordProgressAfterWrites(datastore: DataStore, recorded: (id: string) 
 function tusError(error: unknown): { status_code: number; body: string } {
   if (!(error instanceof PaddockError))
     return { status_code: 500, body: '{"detail":"Internal Server Error"}' };
-  const status_code = error.status ?? errorStatus[error.code as ErrorCode] ?? 500;
+  const status_code = errorStatus[error.code];
   return { status_code, body: JSON.stringify({ detail: { code: error.code, message: error.message } }) };
 }

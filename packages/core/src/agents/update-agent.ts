@@ -8,6 +8,11 @@ import { mcpServerViews, openMcpServers } from './mcp-server-secrets.ts';
 import { canonicalJson, normalizeSpec } from './normalize-spec.ts';
 import { specColumns } from './resolve-agent.ts';
 
+/** `GET /v2/agents/{agent_id}`: the agent record PATCH answers; an agent out of reach is 404. */
+export async function getAgent({ ctx, agentId }: { ctx: Ctx; agentId: string }): Promise<AgentRecord> {
+  return toAgentRecord(ctx, await reachableAgent(ctx.store.db, ctx.actor, agentId));
+}
+
 /**
  * `PATCH /v2/agents/{agent_id}`: the given fields replace the agent's. New threads run the new
  * spec; running threads take instructions and model at their next turn, and secrets, entrypoint

@@ -15,7 +15,11 @@ export function hasScope(actor: Actor, scope: Scope): boolean {
   return actor.credential.kind === 'session' || actor.credential.scopes.has(scope);
 }
 
-/** Refuses a write from a credential without `publish` (D13 wording). Nothing is written before. */
+/**
+ * Refuses a credential without `scope` (D13 wording). Routes declare their scopes and the server's
+ * auth hook checks them here before any handler runs, so verbs do not check them again. The one
+ * caller besides: a self-hosted runner's admission, on the runner link the hook does not guard.
+ */
 export function requireScope(actor: Actor, scope: Scope): void {
   if (!hasScope(actor, scope)) throw new PaddockError('scope_denied', `PAT lacks required scope: ${scope}`);
 }

@@ -26,7 +26,15 @@ export interface BootstrapResult {
  */
 export async function bootstrap(
   store: Store,
-  options: { bootstrapToken?: string; adminPassword?: string },
+  options: {
+    bootstrapToken?: string;
+    adminPassword?: string;
+    /**
+     * Keeps the new admin's credentials (the server: in files), inside the transaction that
+     * creates the admin: when it throws, nothing was created and the next start bootstraps again.
+     */
+    keep?: (created: NonNullable<BootstrapResult['created']>) => void | Promise<void>;
+  },
 ): Promise<BootstrapResult> {
   return store.transaction(async (trx) => {
     let admin = await findUserByName(trx, 'admin');
@@ -61,6 +69,7 @@ export async function bootstrap(
         token: minted?.token ?? options.bootstrapToken!,
         password: options.adminPassword ? undefined : password,
       };
+      await options.keep?.(created);
     }
     if (options.bootstrapToken && !(await findTokenByHash(trx, hashToken(options.bootstrapToken)))) {
       await mintToken(trx, {

@@ -1,6 +1,6 @@
 import { timestamp } from '@paddock/protocol';
 import { findActiveTurns, findAgent, type ThreadRow } from '@paddock/store';
-import { reachableThread, requireScope } from '../auth/access.ts';
+import { reachableThread } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError } from '../errors.ts';
 import { awaitingAdoption } from '../threads/queue-input.ts';
@@ -14,12 +14,11 @@ const sandboxRetryAfterSeconds = 2;
 
 /**
  * Admits a code request on a task and makes sure its sandbox runs, booting it as a turn would (the
- * entrypoint on its first boot) but without a turn and without events. The code endpoints need
- * `code:execute` besides `publish`, reads included (spec, Authentication 9).
+ * entrypoint on its first boot) but without a turn and without events. The code routes declare
+ * `code:execute` besides `publish`, reads included (spec, Authentication 9); the auth hook checks
+ * them before the handler.
  */
 export async function readyCodeSandbox(ctx: Ctx, taskId: string): Promise<ThreadRow> {
-  requireScope(ctx.actor, 'publish');
-  requireScope(ctx.actor, 'code:execute');
   const thread = await reachableThread(ctx.store.db, ctx.actor, taskId);
   requireInService(thread);
   // As file reads answer (spec, Files): a turn awaiting adoption may still run in a sandbox no

@@ -1,4 +1,4 @@
-import type { ThreadEvent } from '@paddock/protocol';
+import type { EventRecord, ThreadEvent } from '@paddock/protocol';
 import type { ThreadRow } from '@paddock/store';
 import { reachableThread } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
@@ -14,11 +14,14 @@ export async function listThreadEvents({
   threadId: string;
   after: number;
   limit: number;
-}): Promise<{ items: ThreadEvent[]; next_cursor: string | null }> {
-  await reachableThread(ctx.store.db, ctx.actor, threadId);
-  const items = await ctx.events.after(threadId, after, limit + 1);
-  const page = items.slice(0, limit);
-  return { items: page, next_cursor: items.length > limit ? String(page.at(-1)!.seq) : null };
+}): Promise<{ items: EventRecord[]; next_cursor: string | null }> {
+  const thread = await reachableThread(ctx.store.db, ctx.actor, threadId);
+  const events = await ctx.events.after(threadId, after, limit + 1);
+  const page = events.slice(0, limit);
+  return {
+    items: page.map((e) => toEventRecord(e, thread)),
+    next_cursor: events.length > limit ? String(page.at(-1)!.seq) : null,
+  };
 }
 
 /** `GET /v2/tasks/{id}/events`: the spec's event records, oldest first or, with `desc`, newest first. */
@@ -32,13 +35,14 @@ export async function listTaskEvents({
   taskId: string;
   limit: number;
   desc: boolean;
-}): Promise<{ items: ReturnType<typeof toEventRecord>[] }> {
+}): Promise<{ items: EventRecord[] }> {
   const thread = await reachableThread(ctx.store.db, ctx.actor, taskId);
   const events = await ctx.events.ordered(taskId, limit, desc);
   return { items: events.map((e) => toEventRecord(e, thread)) };
 }
 
-function toEventRecord(event: ThreadEvent, thread: ThreadRow) {
+/** A stored event as both listings answer it (spec: "Event record"). */
+function toEventRecord(event: ThreadEvent, thread: ThreadRow): EventRecord {
   return {
     id: event.id,
     event_id: String(event.seq),

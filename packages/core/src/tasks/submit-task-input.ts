@@ -1,19 +1,23 @@
-import { type SubmitTaskInputBody, type SubmitTaskInputResponse, timestamp } from '@paddock/protocol';
-import { findActiveTurns, findInput, type InputRow, lockThread, updateThread } from '@paddock/store';
-import { reachableThread, requireScope } from '../auth/access.ts';
+import {
+  type ModelOptions,
+  modelSettingsOf,
+  type SubmitTaskInputBody,
+  type SubmitTaskInputResponse,
+} from '@paddock/protocol';
+import { findInput, type InputRow, type ThreadRow } from '@paddock/store';
+import { canonicalJson } from '../agents/normalize-spec.ts';
+import { reachableThread } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
-import { PaddockError, threadNotFound } from '../errors.ts';
-import { admitThreadSandbox } from '../machines/live-sandboxes.ts';
-import { requireMachineAlive } from '../machines/machine-lifecycle.ts';
-import { inputMessages, toReceipt } from '../threads/input-receipt.ts';
-import { ensureQueuedTurn, queueInput, refuseWhileAwaitingAdoption } from '../threads/queue-input.ts';
-import { requireInService } from '../threads/recovery.ts';
-import { steeringTarget } from '../threads/steering-target.ts';
+import { PaddockError } from '../errors.ts';
+import { acceptInput } from '../threads/accept-input.ts';
+import { inputMessages, inputModelOptions, toReceipt } from '../threads/input-receipt.ts';
 
 /**
- * `POST /v2/tasks/{id}/inputs`: a durable receipt before the 201. A retry with the same `input_id`
- * and messages answers the existing receipt (`replayed`) and delivers nothing again; the thread
- * row lock makes concurrent retries line up, so exactly one of them inserts.
+ * `POST /v2/tasks/{id}/inputs`: a durable receipt before the 201. A retry with the same `input_id`,
+ * messages and `model_options` answers the existing receipt (`replayed`) and delivers nothing again;
+ * the thread row lock makes concurrent retries line up, so exactly one of them inserts. An input
+ * whose `model_options` set anything is not steered into a running turn, whose model settings are
+ * fixed: it waits for the next turn, which applies them.
  */
 export async function submitTaskInput({
   ctx,
@@ -24,72 +28,57 @@ export async function submitTaskInput({
   taskId: string;
   input: SubmitTaskInputBody;
 }): Promise<{ response: SubmitTaskInputResponse; replayed: boolean }> {
-  requireScope(ctx.actor, 'publish');
   await reachableThread(ctx.store.db, ctx.actor, taskId);
   const messages = input.messages.map((m) => ({ role: m.role, content: m.content }));
-  const answer = await ctx.store.transaction(async (trx) => {
-    const at = timestamp();
-    const thread = await lockThread(trx, taskId, at);
-    if (!thread) throw threadNotFound();
-    requireInService(thread);
-    const existing = await findInput(trx, input.input_id);
-    if (existing) {
-      if (existing.thread_id !== taskId || !sameMessages(existing, messages)) {
-        throw new PaddockError('idempotency_key_reused', 'input_id was already used with other messages');
+  const accepted = await acceptInput(ctx, {
+    threadId: taskId,
+    messages,
+    run: true,
+    steerable: Object.keys(modelSettingsOf(input.model_options ?? {})).length === 0,
+    inputId: input.input_id,
+    modelOptions: input.model_options,
+    replay: async (trx) => {
+      const existing = await findInput(trx, input.input_id);
+      if (
+        existing &&
+        (existing.thread_id !== taskId ||
+          !sameMessages(existing, messages) ||
+          !sameModelOptions(inputModelOptions(existing), input.model_options))
+      ) {
+        throw new PaddockError(
+          'idempotency_key_reused',
+          'input_id was already used with other messages or model_options',
+        );
       }
-      const queuedTurn = (await findActiveTurns(trx, taskId)).find((t) => t.status === 'queued');
-      const accepted = existing.turn_id ?? (existing.status === 'queued' ? (queuedTurn?.id ?? null) : null);
-      return { row: existing, runStarted: false, accepted, replayed: true, steerInto: undefined };
-    }
-    // After the replay: an input accepted before the sandbox's end still answers its receipt.
-    requireMachineAlive(thread);
-    const generation = input.expected_generation ?? thread.generation;
-    if (generation < thread.generation) {
-      throw new PaddockError(
-        'input_generation_stale',
-        `expected_generation ${generation} is older than the task's generation ${thread.generation}: a Stop came in between`,
-      );
-    }
-    if (generation > thread.generation) {
-      throw new PaddockError(
-        'invalid_input_generation',
-        `expected_generation ${generation} is ahead of the task's generation ${thread.generation}`,
-      );
-    }
-    const active = await findActiveTurns(trx, taskId);
-    refuseWhileAwaitingAdoption(active, at);
-    const target = ctx.steering ? await steeringTarget(trx, taskId) : undefined;
-    const busy = active.length > 0;
-    if (!busy) await admitThreadSandbox(trx, ctx.sandboxLimits, thread);
-    const { input: row } = await queueInput(trx, thread, messages, at, {
-      run: true,
-      inputId: input.input_id,
-    });
-    if (target) return { row, runStarted: false, accepted: target, replayed: false, steerInto: target };
-    const accepted = await ensureQueuedTurn(trx, thread, at);
-    if (!busy) await updateThread(trx, taskId, { status: 'running' });
-    return { row, runStarted: !busy, accepted, replayed: false };
+      return existing;
+    },
+    check: (thread) => requireGeneration(thread, input.expected_generation ?? thread.generation),
   });
-  if (answer.runStarted) ctx.worker?.wake();
-  if ('steerInto' in answer && answer.steerInto) {
-    // The 201 acknowledges the durable receipt; delivery into the turn happens after it.
-    void ctx.steering
-      ?.deliver(taskId, answer.steerInto, answer.row.id)
-      .catch((err) => ctx.log.error({ err, thread_id: taskId }, 'steering an input failed'));
-  }
+  const row = accepted.input!;
   return {
-    replayed: answer.replayed,
+    replayed: accepted.replayed,
     response: {
-      input: toReceipt(answer.row),
-      messages: inputMessages(answer.row).map((m) => ({
-        ...m,
-        task_id: taskId,
-        created_at: answer.row.created_at,
-      })),
-      run_started: answer.runStarted,
-      accepted_turn_id: answer.accepted,
+      input: toReceipt(row),
+      messages: accepted.messages.map((m) => ({ ...m, task_id: taskId, created_at: row.created_at })),
+      run_started: accepted.runStarted,
+      accepted_turn_id: accepted.turnId,
     },
   };
+}
+
+function requireGeneration(thread: ThreadRow, generation: number): void {
+  if (generation < thread.generation) {
+    throw new PaddockError(
+      'input_generation_stale',
+      `expected_generation ${generation} is older than the task's generation ${thread.generation}: a Stop came in between`,
+    );
+  }
+  if (generation > thread.generation) {
+    throw new PaddockError(
+      'invalid_input_generation',
+      `expected_generation ${generation} is ahead of the task's generation ${thread.generation}`,
+    );
+  }
 }
 
 function sameMessages(input: InputRow, messages: { role: string; content: string }[]): boolean {
@@ -98,4 +87,9 @@ function sameMessages(input: InputRow, messages: { role: string; content: string
     stored.length === messages.length &&
     stored.every((m, i) => m.role === messages[i]!.role && m.content === messages[i]!.content)
   );
+}
+
+/** Key order aside; an absent `model_options` is the same as `{}`. */
+function sameModelOptions(stored: ModelOptions | undefined, given: ModelOptions | undefined): boolean {
+  return canonicalJson(stored ?? {}) === canonicalJson(given ?? {});
 }

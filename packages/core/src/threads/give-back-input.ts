@@ -1,12 +1,6 @@
-import {
-  type Db,
-  findActiveTurns,
-  findInput,
-  releaseClaimedInput,
-  type ThreadRow,
-  updateThread,
-} from '@paddock/store';
+import { type Db, findActiveTurns, findInput, releaseClaimedInput, type ThreadRow } from '@paddock/store';
 import { ensureQueuedTurn } from './queue-input.ts';
+import { updateThreadStatus } from './thread-status.ts';
 
 /**
  * An input claimed for steering into `turnId` that the turn did not take: back to the queue with a
@@ -27,5 +21,5 @@ export async function giveBackInput(
   if (!released || stale) return;
   const running = (await findActiveTurns(trx, thread.id)).some((t) => t.status === 'running');
   await ensureQueuedTurn(trx, thread, at);
-  if (!running) await updateThread(trx, thread.id, { status: 'running' });
+  if (!running) await updateThreadStatus(trx, thread, { on: 'turn_active' });
 }

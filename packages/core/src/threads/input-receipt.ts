@@ -1,4 +1,4 @@
-import type { InputReceipt } from '@paddock/protocol';
+import type { InputReceipt, ModelOptions } from '@paddock/protocol';
 import type { InputRow } from '@paddock/store';
 import type { QueuedMessage } from './queue-input.ts';
 
@@ -6,7 +6,15 @@ export function inputMessages(input: InputRow): QueuedMessage[] {
   return JSON.parse(input.messages) as QueuedMessage[];
 }
 
-/** An input as its receipt; a cancelled one also carries its `reason` and `messages` (spec: Task record). */
+/** A task input's `model_options` as the client gave them; undefined when it had none. */
+export function inputModelOptions(input: InputRow): ModelOptions | undefined {
+  return input.model_options === null ? undefined : (JSON.parse(input.model_options) as ModelOptions);
+}
+
+/**
+ * An input as its receipt; a cancelled one also carries its `reason` and `messages` (spec: Task
+ * record), and its `model_options` when it had any.
+ */
 export function toReceipt(input: InputRow): InputReceipt {
   const messages = inputMessages(input);
   const receipt: InputReceipt = {
@@ -25,5 +33,6 @@ export function toReceipt(input: InputRow): InputReceipt {
     ...receipt,
     reason: input.reason ?? undefined,
     messages: messages.map((m) => ({ ...m, name: null, tool_calls: null, tool_call_id: null, metadata: {} })),
+    model_options: inputModelOptions(input),
   };
 }

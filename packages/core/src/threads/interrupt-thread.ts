@@ -6,6 +6,8 @@ import {
   type Db,
   findActiveTurns,
   findAgent,
+  findLiveSandbox,
+  isStoreFailure,
   listCancelledInputs,
   listQueuedInputs,
   lockThread,
@@ -14,7 +16,7 @@ import {
   type TurnRow,
   updateThread,
 } from '@paddock/store';
-import { reachableThread, requireScope } from '../auth/access.ts';
+import { reachableThread } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError, threadNotFound } from '../errors.ts';
 import { endTurn } from '../turns/end-turn.ts';
@@ -22,6 +24,7 @@ import { placeThread } from '../turns/sandbox-host.ts';
 import { toReceipt } from './input-receipt.ts';
 import { awaitingAdoption } from './queue-input.ts';
 import { requireInService } from './recovery.ts';
+import { updateThreadStatus } from './thread-status.ts';
 
 /** How long a Stop waits for steering deliveries under way (an interrupted turn ends within ~5 s). */
 const deliveryWaitMs = 6_000;
@@ -40,7 +43,6 @@ export async function interruptThread({
   threadId: string;
   expectedGeneration?: number;
 }): Promise<TaskRecord> {
-  requireScope(ctx.actor, 'publish');
   /** `fresh`: this request took effect (not the replay of an earlier Stop). */
   let answer: { record: TaskRecord; runningTurnId: string | undefined; fresh: boolean };
   try {
@@ -89,29 +91,23 @@ export async function interruptThread({
       // The inputs are cancelled first, so ending the queued turn leaves none waiting for a next one.
       const running = active.find((t) => t.status === 'running');
       if (running) await requestCancel(trx, running.id);
-      const status: ThreadStatus = running
-        ? 'running'
-        : thread.status === 'running'
-          ? 'idle'
-          : (thread.status as ThreadStatus);
       for (const turn of active.filter((t) => t.status === 'queued')) {
-        await endTurn(
-          trx,
-          thread,
-          turn.id,
-          { status: 'cancelled', stopReason: 'cancelled', threadStatus: status },
-          at,
-        );
+        await endTurn(trx, thread, turn.id, { stopReason: 'cancelled' }, at);
       }
       const runningTurnId = running?.id;
-      await updateThread(trx, threadId, { generation: thread.generation + 1, status });
+      await updateThread(trx, threadId, { generation: thread.generation + 1 });
+      const status = await updateThreadStatus(trx, thread, {
+        on: 'stop',
+        turnRunning: running !== undefined,
+      });
       const updated = { ...thread, generation: thread.generation + 1, status };
       const record = await taskRecord(trx, updated, agent, updated.generation, generation);
       return { record, runningTurnId, fresh: true };
     });
   } catch (error) {
-    if (error instanceof PaddockError) throw error;
-    // The database failed before or after the cancellations: not a successful Stop (spec: Stop errors).
+    // Only the database failing, before or after the cancellations, leaves the Stop unconfirmed
+    // (spec: Stop errors); anything else is a fault here, answered 500 with its stack logged.
+    if (!isStoreFailure(error)) throw error;
     ctx.log.error({ err: error, thread_id: threadId }, 'stop could not be confirmed');
     throw new PaddockError(
       'turn_interrupt_unconfirmed',
@@ -163,6 +159,7 @@ async function taskRecord(
   cancelledGeneration: number,
 ): Promise<TaskRecord> {
   const cancelled = await listCancelledInputs(db, thread.id, cancelledGeneration);
+  const sandbox = await findLiveSandbox(db, thread.id, timestamp());
   return {
     id: thread.id,
     agent_id: thread.agent_id,
@@ -172,8 +169,8 @@ async function taskRecord(
     status: thread.status as ThreadStatus,
     status_info: {},
     metadata: JSON.parse(thread.metadata),
-    sandbox_id: null,
-    machine_id: null,
+    sandbox_id: sandbox?.sandbox_id ?? null,
+    machine_id: sandbox?.machine_id ?? null,
     machine_size: agent.machine_size,
     benchmark_attempt_id: null,
     created_at: thread.created_at,

@@ -1,4 +1,4 @@
-import { type MessageInput, newId } from '@paddock/protocol';
+import { type MessageInput, type ModelOptions, newId } from '@paddock/protocol';
 import {
   allocateInputSequence,
   type Db,
@@ -21,14 +21,15 @@ export interface QueuedMessage {
  * Records messages as a durable input of the thread's current generation. The input is delivered
  * into the transcript when a turn takes it, so the conversation stays in the order the model saw it.
  * `run`: the input asks for a turn (every end of a turn queues the next one while such an input
- * waits); without it the messages only wait for the next turn.
+ * waits); without it the messages only wait for the next turn. `modelOptions`: a task input's, for
+ * the turn that takes it.
  */
 export async function queueInput(
   db: Db,
   thread: ThreadRow,
   messages: MessageInput[],
   at: string,
-  { run, inputId = newId() }: { run: boolean; inputId?: string },
+  { run, inputId = newId(), modelOptions }: { run: boolean; inputId?: string; modelOptions?: ModelOptions },
 ): Promise<{ input: InputRow; messages: QueuedMessage[] }> {
   const queued = messages.map((m) => ({ id: newId(), role: m.role, content: m.content }));
   const input: InputRow = {
@@ -41,6 +42,7 @@ export async function queueInput(
     sequence: await allocateInputSequence(db, thread.id),
     messages: JSON.stringify(queued),
     run: run ? 1 : 0,
+    model_options: modelOptions ? JSON.stringify(modelOptions) : null,
     created_at: at,
     updated_at: at,
   };

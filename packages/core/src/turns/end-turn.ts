@@ -1,4 +1,4 @@
-import type { ThreadStatus } from '@paddock/protocol';
+import type { OutcomeStatus, StopReason } from '@paddock/protocol';
 import {
   type Db,
   existingMessageIds,
@@ -7,17 +7,16 @@ import {
   hasWaitingInputs,
   listInputsOfTurn,
   type ThreadRow,
-  updateThread,
 } from '@paddock/store';
 import { giveBackInput } from '../threads/give-back-input.ts';
 import { inputMessages } from '../threads/input-receipt.ts';
 import { ensureQueuedTurn } from '../threads/queue-input.ts';
+import { updateThreadStatus } from '../threads/thread-status.ts';
 
+/** How a turn ended; with the outcome it reported, this decides the thread's status (D7). */
 export interface TurnEnd {
-  status: 'completed' | 'cancelled' | 'failed';
-  stopReason: string;
-  /** The thread's status (D7) when no other turn of it is running or queued. */
-  threadStatus: ThreadStatus;
+  stopReason: StopReason;
+  outcome?: OutcomeStatus;
 }
 
 /**
@@ -34,11 +33,16 @@ export async function endTurn(
   end: TurnEnd,
   at: string,
 ): Promise<void> {
-  await finishTurn(trx, turnId, { status: end.status, stopReason: end.stopReason, at });
+  await finishTurn(trx, turnId, { status: turnStatusOf(end.stopReason), stopReason: end.stopReason, at });
   await returnUntakenInputs(trx, thread, turnId, at);
   await queueTurnForWaitingInputs(trx, thread, at);
   const active = await findActiveTurns(trx, thread.id);
-  await updateThread(trx, thread.id, { status: active.length > 0 ? 'running' : end.threadStatus });
+  await updateThreadStatus(trx, thread, { on: 'turn_ended', othersActive: active.length > 0, ...end });
+}
+
+function turnStatusOf(stopReason: StopReason): 'completed' | 'cancelled' | 'failed' {
+  if (stopReason === 'cancelled') return 'cancelled';
+  return stopReason === 'error' ? 'failed' : 'completed';
 }
 
 /**

@@ -1,6 +1,7 @@
 import { timestamp } from '@paddock/protocol';
-import { findActiveTurns, findStrandedInputThreads, lockThread, updateThread } from '@paddock/store';
+import { findActiveTurns, findStrandedInputThreads, lockThread } from '@paddock/store';
 import type { Services } from '../context.ts';
+import { updateThreadStatus } from '../threads/thread-status.ts';
 import { queueTurnForWaitingInputs } from './end-turn.ts';
 
 /**
@@ -17,7 +18,7 @@ export async function queueStrandedInputs({ store, log }: Pick<Services, 'store'
       // Checked again under the lock: a turn may have been queued since the search.
       if (!thread || (await findActiveTurns(trx, threadId)).length > 0) return false;
       if (!(await queueTurnForWaitingInputs(trx, thread, at))) return false;
-      await updateThread(trx, threadId, { status: 'running' });
+      await updateThreadStatus(trx, thread, { on: 'turn_active' });
       return true;
     });
     if (repaired) {

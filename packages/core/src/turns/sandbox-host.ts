@@ -3,6 +3,7 @@ import type {
   EventData,
   MachineKind,
   MachineSize,
+  ModelSettings,
   OutcomeStatus,
   SandboxExec,
   SandboxExecResult,
@@ -19,6 +20,8 @@ export interface TurnResult {
   stopReason: StopReason;
   outcome?: { status: OutcomeStatus; summary: string };
   messages: ConversationMessage[];
+  /** Ids of the assistant messages among `messages`, in order (their `assistant.message` events' `message_id`). */
+  assistantIds?: string[];
   lastAssistantText: string;
   error?: { code: string; message: string; retryable: boolean };
   /** Ids of the messages steered into the turn, in the order it took them. */
@@ -32,6 +35,8 @@ export interface TurnCommand {
   model: string;
   instructions?: string;
   messages: ConversationMessage[];
+  /** What the turn's model calls apply, from the `model_options` of the inputs it took. */
+  model_options?: ModelSettings;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type ThreadStatus, timestamp } from '@paddock/protocol';
+import { timestamp } from '@paddock/protocol';
 import { appendEvents } from '@paddock/runtime';
 import {
   allocatePositions,
@@ -10,6 +10,7 @@ import {
   type TurnRow,
 } from '@paddock/store';
 import type { Services } from '../context.ts';
+import { endedTurnStatus } from '../threads/thread-status.ts';
 import { messageText } from './conversation.ts';
 import { endTurn } from './end-turn.ts';
 import type { TurnResult } from './sandbox-host.ts';
@@ -28,13 +29,13 @@ export async function settleTurn(
   },
 ): Promise<void> {
   const { turn, thread, model, result } = settled;
-  const steeredIds = [...(result.steeredIds ?? [])];
-  const status: ThreadStatus =
-    result.stopReason === 'cancelled'
-      ? 'idle'
-      : result.stopReason === 'error'
-        ? 'fail'
-        : (result.outcome?.status ?? 'idle');
+  // A user message in a turn's result was steered in: it keeps the id its receipt gave it. An
+  // assistant message keeps the id its `assistant.message` event named.
+  const keptIds: Partial<Record<string, string[]>> = {
+    user: [...(result.steeredIds ?? [])],
+    assistant: [...(result.assistantIds ?? [])],
+  };
+  const end = { stopReason: result.stopReason, outcome: result.outcome?.status };
   const summary =
     result.outcome?.summary ?? (result.lastAssistantText.slice(0, 280) || result.error?.message || '');
   const committed = await store.transaction(async (trx) => {
@@ -53,8 +54,7 @@ export async function settleTurn(
           first,
           at,
           result.messages.map((m) => ({
-            // A user message in a turn's result was steered in; it keeps the id its receipt gave it.
-            id: m.role === 'user' ? steeredIds.shift() : undefined,
+            id: keptIds[m.role]?.shift(),
             role: m.role,
             content: messageText(m),
             parts: typeof m.content === 'string' ? null : JSON.stringify(m.content),
@@ -63,22 +63,10 @@ export async function settleTurn(
         ),
       );
     }
-    const turnStatus =
-      result.stopReason === 'cancelled'
-        ? 'cancelled'
-        : result.stopReason === 'error'
-          ? 'failed'
-          : 'completed';
-    await endTurn(
-      trx,
-      locked,
-      turn.id,
-      { status: turnStatus, stopReason: result.stopReason, threadStatus: status },
-      at,
-    );
+    await endTurn(trx, locked, turn.id, end, at);
     return appendEvents(trx, thread.id, turn.id, [
       { type: 'turn.ended', data: { stop_reason: result.stopReason } },
-      { type: 'idle', data: { status, summary } },
+      { type: 'idle', data: { status: endedTurnStatus(end.stopReason, end.outcome), summary } },
     ]);
   });
   events.publish(committed);
@@ -101,7 +89,7 @@ export async function settleAbandonedTurn(
     if (!thread || current?.status !== 'running' || current.lease_owner !== turn.lease_owner) return [];
     if (lostOn === undefined ? (current.lease_expires_at ?? '') >= at : current.runner_id !== lostOn)
       return [];
-    await endTurn(trx, thread, turn.id, { status: 'failed', stopReason: 'error', threadStatus: 'fail' }, at);
+    await endTurn(trx, thread, turn.id, { stopReason: 'error' }, at);
     const error =
       lostOn !== undefined
         ? {

@@ -1,7 +1,15 @@
 import { join } from 'node:path';
-import { type MachineKind, type MachineSize, providerFacts, type Scope, timestamp } from '@paddock/protocol';
+import {
+  type MachineKind,
+  type MachineSize,
+  newId,
+  providerFacts,
+  type Scope,
+  timestamp,
+} from '@paddock/protocol';
 import {
   type AgentRow,
+  recordLiveSandbox,
   revokeHeldThreadTokens,
   revokeThreadTokens,
   revokeToken,
@@ -104,6 +112,11 @@ export async function ensureThreadSandbox(
       // The host that took it, now that the boot says (a detached runner is picked at boot).
       await setTokenHolder(trx, minted.id, holderOf(services, thread.id));
     } else await revokeToken(trx, minted.id, timestamp());
+    await recordLiveSandbox(trx, thread.id, {
+      sandboxId: newId(),
+      machineId: services.sandboxes.runnerFor(thread.id) ?? services.nodeId,
+      booted,
+    });
   });
   services.revocations.revoked();
 }

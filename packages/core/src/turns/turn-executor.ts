@@ -1,4 +1,4 @@
-import { timestamp } from '@paddock/protocol';
+import { type ModelSettings, modelSettingsOf, timestamp } from '@paddock/protocol';
 import { appendEvents, turnHandedOff, workerStopping } from '@paddock/runtime';
 import {
   type AgentRow,
@@ -16,14 +16,14 @@ import {
   setRunner,
   type ThreadRow,
   type TurnRow,
-  updateThread,
 } from '@paddock/store';
 import type { Services } from '../context.ts';
 import { PaddockError } from '../errors.ts';
 import { deliverMessages } from '../threads/deliver-messages.ts';
 import { giveBackInput } from '../threads/give-back-input.ts';
-import { inputMessages } from '../threads/input-receipt.ts';
+import { inputMessages, inputModelOptions } from '../threads/input-receipt.ts';
 import type { QueuedMessage } from '../threads/queue-input.ts';
+import { updateThreadStatus } from '../threads/thread-status.ts';
 import { toConversation } from './conversation.ts';
 import { endTurn } from './end-turn.ts';
 import { placeThread, SandboxUnavailableError, type TurnEventSink, type TurnResult } from './sandbox-host.ts';
@@ -65,7 +65,11 @@ export function createTurnExecutor(services: Services): TurnExecutor {
       ? services.faults.canInterrupt(threadId)
       : sandboxes.canInterrupt?.(threadId)) ?? true;
 
-  async function begin(turn: TurnRow): Promise<ThreadRow | undefined> {
+  /**
+   * Starts a claimed turn: it takes the thread's queued inputs, whose `model_options` settings it
+   * applies (merged in input order, a later input's field over an earlier one's).
+   */
+  async function begin(turn: TurnRow): Promise<{ thread: ThreadRow; settings: ModelSettings } | undefined> {
     const started = await store.transaction(async (trx) => {
       const at = timestamp();
       const thread = await lockThread(trx, turn.thread_id, at);
@@ -73,8 +77,7 @@ export function createTurnExecutor(services: Services): TurnExecutor {
       if (!thread || !current) return undefined;
       if (current.cancel_requested === 1) {
         // A Stop came before the turn started: it ends here, having taken nothing.
-        const end = { status: 'cancelled', stopReason: 'cancelled', threadStatus: 'idle' } as const;
-        await endTurn(trx, thread, turn.id, end, at);
+        await endTurn(trx, thread, turn.id, { stopReason: 'cancelled' }, at);
         return undefined;
       }
       placeThread(sandboxes, thread.id, (await findAgent(trx, thread.agent_id))!);
@@ -92,13 +95,15 @@ export function createTurnExecutor(services: Services): TurnExecutor {
         turn.id,
         at,
       );
-      await updateThread(trx, thread.id, { status: 'running' });
+      await updateThreadStatus(trx, thread, { on: 'turn_active' });
       drafts.push({ type: 'turn.started', data: { turn_id: turn.id } });
-      return { thread, events: await appendEvents(trx, thread.id, turn.id, drafts) };
+      const settings: ModelSettings = {};
+      for (const i of inputs) Object.assign(settings, modelSettingsOf(inputModelOptions(i) ?? {}));
+      return { thread, settings, events: await appendEvents(trx, thread.id, turn.id, drafts) };
     });
     if (!started) return undefined;
     events.publish(started.events);
-    return started.thread;
+    return { thread: started.thread, settings: started.settings };
   }
 
   /**
@@ -211,8 +216,9 @@ export function createTurnExecutor(services: Services): TurnExecutor {
 
   return {
     async execute(turn, signal) {
-      const thread = await begin(turn);
-      if (!thread) return;
+      const begun = await begin(turn);
+      if (!begun) return;
+      const { thread, settings } = begun;
       await follow(turn, thread, signal, async (emit, agent, model) => {
         await ensureThreadSandbox(services, thread, agent, emit);
         if (signal.aborted) return cancelled;
@@ -224,6 +230,7 @@ export function createTurnExecutor(services: Services): TurnExecutor {
             model,
             instructions: agent.instructions ?? undefined,
             messages: toConversation(await listMessages(store.db, thread.id)),
+            model_options: settings,
           },
           emit,
         );

@@ -1,6 +1,6 @@
 import { type CreateUploadBody, type FileTransfer, newId, timestamp } from '@paddock/protocol';
 import { insertFileTransfer } from '@paddock/store';
-import { reachableThread, requireScope } from '../auth/access.ts';
+import { reachableThread } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError } from '../errors.ts';
 import { refuseRemoteWorkspace } from '../files/remote-workspace.ts';
@@ -26,7 +26,6 @@ export async function createUpload({
   /** The server as the client reached it: the signed URL is absolute. */
   baseUrl: string;
 }): Promise<FileTransfer> {
-  requireScope(ctx.actor, 'publish');
   const thread = await reachableThread(ctx.store.db, ctx.actor, taskId);
   await refuseRemoteWorkspace(ctx.store.db, thread);
   const { uploads } = ctx;

@@ -50,6 +50,10 @@ export async function runAgentLoop(
       ? `${options.systemPrompt}\n\n${input.instructions}`
       : options.systemPrompt,
     messages: input.messages,
+    temperature: input.modelSettings?.temperature,
+    topP: input.modelSettings?.top_p,
+    maxOutputTokens: input.modelSettings?.max_output_tokens,
+    reasoning: input.modelSettings?.reasoning_effort,
     tools,
     stopWhen: stepCountIs(maxSteps),
     abortSignal: input.signal,
@@ -72,6 +76,7 @@ export async function runAgentLoop(
     stopReason,
     outcome,
     messages: turn.messages,
+    assistantIds: turn.assistantIds,
     lastAssistantText: turn.lastAssistantText,
     ...(turn.error ? { error: turn.error } : {}),
   };

@@ -19,6 +19,8 @@ type ToolResultPart = Extract<ToolModelMessage['content'][number], { type: 'tool
  */
 export function createTurnRecorder(emit: (event: DraftEvent) => void, model: string) {
   const messages: ModelMessage[] = [];
+  /** The ids of the assistant messages among `messages`, in order: each step's `assistant.message` names its own. */
+  const assistantIds: string[] = [];
   const openTools = new Map<string, string>();
   const openText = new Map<string, { kind: 'text' | 'reasoning'; text: string }>();
   let assistantParts: AssistantPart[] = [];
@@ -56,11 +58,15 @@ export function createTurnRecorder(emit: (event: DraftEvent) => void, model: str
 
   function finishStep() {
     for (const id of [...openText.keys()]) closeBlock(id);
+    const id = newId();
     if (stepText) {
-      emit({ type: 'assistant.message', data: { message_id: newId(), content: stepText, model } });
+      emit({ type: 'assistant.message', data: { message_id: id, content: stepText, model } });
       lastAssistantText = stepText;
     }
-    if (assistantParts.length > 0) messages.push({ role: 'assistant', content: assistantParts });
+    if (assistantParts.length > 0) {
+      messages.push({ role: 'assistant', content: assistantParts });
+      assistantIds.push(id);
+    }
     if (toolResults.length > 0) messages.push({ role: 'tool', content: toolResults });
     assistantParts = [];
     toolResults = [];
@@ -169,6 +175,7 @@ export function createTurnRecorder(emit: (event: DraftEvent) => void, model: str
       if (error && !aborted) emit({ type: 'error', data: error });
       return {
         messages,
+        assistantIds,
         lastAssistantText,
         finishedSteps,
         lastFinishReason,

@@ -1,5 +1,4 @@
-import { createOutputTail } from './output-tail.ts';
-import { runProcess } from './run-process.ts';
+import { createOutputTail, runProcess } from '@paddock/run-process';
 
 export interface CommandResult {
   exit_code: number;

@@ -5,6 +5,7 @@ import type {
   LanguageModelV4Prompt,
   LanguageModelV4ToolChoice,
 } from '@ai-sdk/provider';
+import { reasoningEfforts } from '@paddock/protocol';
 import { z } from 'zod';
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() });
@@ -56,6 +57,8 @@ export const chatRequestSchema = z.looseObject({
   max_completion_tokens: z.number().int().positive().nullish(),
   temperature: z.number().nullish(),
   top_p: z.number().nullish(),
+  // A value the AI SDK does not know is ignored, as fields the gateway does not serve are.
+  reasoning_effort: z.string().nullish(),
   frequency_penalty: z.number().nullish(),
   presence_penalty: z.number().nullish(),
   seed: z.number().int().nullish(),
@@ -73,12 +76,19 @@ export function toCallOptions(request: ChatRequest, abortSignal?: AbortSignal): 
     maxOutputTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
     temperature: request.temperature ?? undefined,
     topP: request.top_p ?? undefined,
+    reasoning: reasoningOf(request.reasoning_effort),
     frequencyPenalty: request.frequency_penalty ?? undefined,
     presencePenalty: request.presence_penalty ?? undefined,
     seed: request.seed ?? undefined,
     stopSequences: typeof request.stop === 'string' ? [request.stop] : (request.stop ?? undefined),
     abortSignal,
   };
+}
+
+function reasoningOf(effort: string | null | undefined): LanguageModelV4CallOptions['reasoning'] {
+  return (reasoningEfforts as readonly string[]).includes(effort ?? '')
+    ? (effort as (typeof reasoningEfforts)[number])
+    : undefined;
 }
 
 function toPrompt(messages: ChatMessage[]): LanguageModelV4Prompt {

@@ -2,16 +2,11 @@ import { generateText, tool } from 'ai';
 import { z } from 'zod';
 import type { ModelRouter } from '../model-router.ts';
 
-export interface JudgeRequest {
+interface JudgeRequest {
   model: string;
   criteria: string;
   transcript: { role: string; content: string }[];
   signal: AbortSignal;
-}
-
-export interface Verdict {
-  passed: boolean;
-  reason: string;
 }
 
 const judgeInstructions = [
@@ -25,6 +20,7 @@ const verdictSchema = z.object({
   passed: z.boolean().describe('true when every criterion is met'),
   reason: z.string().describe('one or two sentences'),
 });
+type Verdict = z.infer<typeof verdictSchema>;
 
 const verdictTool = tool({
   description: 'Report whether the conversation meets the criteria, and why.',

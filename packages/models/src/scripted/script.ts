@@ -5,6 +5,8 @@ export interface Script {
   /** Plain lines, joined with a space; empty when the message held only directives. */
   text: string;
   toolCalls: { toolName: string; input: Record<string, unknown> }[];
+  /** `::options`: the answer also reports the sampling and reasoning settings the call came with. */
+  reportOptions: boolean;
 }
 
 const outcomeStatuses = new Set(['success', 'fail', 'need_more_info']);
@@ -15,7 +17,7 @@ const verdicts = new Set(['pass', 'fail']);
  * looks in.
  */
 export function parseScript(message: string, earlier = ''): Script {
-  const script: Script = { sleepMs: 0, text: '', toolCalls: [] };
+  const script: Script = { sleepMs: 0, text: '', toolCalls: [], reportOptions: false };
   const plain: string[] = [];
   const lines = message.split(/\r?\n/);
   for (let i = 0; i < lines.length; i++) {
@@ -52,6 +54,8 @@ export function parseScript(message: string, earlier = ''): Script {
         toolName: 'report_verdict',
         input: { passed: found, reason: `${found ? 'found' : 'did not find'} "${rest}" in the conversation` },
       });
+    } else if (directive === '::options') {
+      script.reportOptions = true;
     } else if (line) {
       plain.push(line);
     }

@@ -1,15 +1,22 @@
 import { harnessTurnResultSchema } from '@paddock/harness';
-import { draftEventSchema, sandboxExecSchema } from '@paddock/protocol';
+import { draftEventSchema, modelSettingsSchema, sandboxExecSchema } from '@paddock/protocol';
 import type { ModelMessage } from 'ai';
 import { z } from 'zod';
-import type { RunnerMessage, ServerMessage } from './protocol.ts';
 
 /**
- * The runner link's frames as schemas. Either end may be a machine the other does not control (a
- * self-hosted runner is a user's), so each end parses what it receives with these before acting on
- * it; a frame that does not parse ends the link. The types stay in `protocol.ts`; the checks at the
- * bottom fail to compile when a frame or a field there has no schema here.
+ * A detached runner (`paddock runner`) and the server speak JSON messages over one WebSocket, which
+ * the runner opens and reopens. Everything a turn produces is numbered (`index`, from 0) and kept
+ * by the runner until the server acknowledges it as stored, so after a reconnect, or a restart of
+ * the server, the server asks for the rest from the first index it has not stored: nothing is lost
+ * and nothing is stored twice.
+ *
+ * The messages are defined once, here, as schemas; their types are inferred from them. Either end
+ * may be a machine the other does not control (a self-hosted runner is a user's), so each end parses
+ * what it receives with these (`parseFrame`) before acting on it.
  */
+
+/** The path of the server's runner endpoint. */
+export const runnerLinkPath = '/v2/runner/link';
 
 const id = z.string().min(1).max(200);
 const req = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
@@ -20,11 +27,13 @@ const sandboxStatus = z.looseObject({
   detail: z.string().optional(),
 });
 
-const runnerFrames = [
+export const runnerMessageSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('hello'),
     runner_id: id,
+    /** Threads whose sandbox runs here. */
     sandboxes: z.array(id),
+    /** Turns this runner still holds something of: running, or finished with the result not acknowledged. */
     turns: z.array(z.object({ turn_id: id, thread_id: id })),
   }),
   z.object({ type: z.literal('ensure.status'), req, status: sandboxStatus }),
@@ -40,23 +49,25 @@ const runnerFrames = [
   z.object({ type: z.literal('turn.event'), turn_id: id, index, event: draftEventSchema }),
   z.object({ type: z.literal('turn.result'), turn_id: id, index, result: harnessTurnResultSchema }),
   z.object({ type: z.literal('steer.result'), req, taken: z.boolean() }),
-  // The result's shape depends on the request: the hub checks it with `sandboxExecResultSchemas`.
+  /**
+   * `error` when the sandbox could not run it (none runs, it died); a failing program has a
+   * `result`, whose shape depends on the request: the hub checks it with `sandboxExecResultSchemas`.
+   */
   z.object({
     type: z.literal('exec.result'),
     req,
     result: z.unknown().optional(),
     error: z.string().optional(),
   }),
-] as const;
+]);
 
-export const runnerMessageSchema = z.discriminatedUnion('type', runnerFrames);
-
-const serverFrames = [
+export const serverMessageSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('ensure'),
     req,
     thread_id: id,
     workspace_dir: z.string(),
+    /** The agent's secrets and PADDOCK_TOKEN; the runner adds PADDOCK_API_URL as it reaches the server. */
     env: z.record(z.string(), z.string()),
     size: z.enum(['S', 'M', 'L']),
     entrypoint: z.string().optional(),
@@ -85,12 +96,20 @@ const serverFrames = [
       messages: z.array(
         z.custom<ModelMessage>((m) => typeof (m as { role?: unknown } | null)?.role === 'string'),
       ),
+      model_options: modelSettingsSchema.optional(),
     }),
   }),
+  /** Send the turn's messages from `from_index` on, then keep sending (adoption, or a reconnect). */
   z.object({ type: z.literal('attach'), turn_id: id, from_index: index }),
+  /** Everything of the turn up to `index` is stored; a stored result ends the runner's record of it. */
   z.object({ type: z.literal('ack'), turn_id: id, index: z.number().int().min(-1) }),
+  /**
+   * No server will take this turn any more (the adoption window passed): forget what it produces.
+   * It runs on, and the sandbox refuses new turns meanwhile, until it ends or a Stop interrupts it.
+   */
   z.object({ type: z.literal('abandon'), turn_id: id }),
   z.object({ type: z.literal('interrupt'), thread_id: id, turn_id: id }),
+  /** Interrupt the thread's running turn if it is one no server follows (abandoned, or unknown here). */
   z.object({ type: z.literal('interrupt-orphan'), thread_id: id }),
   z.object({
     type: z.literal('steer'),
@@ -99,10 +118,13 @@ const serverFrames = [
     turn_id: id,
     messages: z.array(z.object({ id, content: z.string() })),
   }),
+  /** Code to run in the thread's running sandbox beside any turn; answered by one `exec.result`. */
   z.object({ type: z.literal('exec'), req, thread_id: id, request: sandboxExecSchema }),
-] as const;
+]);
 
-export const serverMessageSchema = z.discriminatedUnion('type', serverFrames);
+export type RunnerMessage = z.infer<typeof runnerMessageSchema>;
+export type ServerMessage = z.infer<typeof serverMessageSchema>;
+export type TurnEntry = Extract<RunnerMessage, { type: 'turn.event' | 'turn.result' }>;
 
 /**
  * Parses one frame as text: the message, or why it is not one (short, for a log line and a close
@@ -128,21 +150,3 @@ export function parseFrame<S extends z.ZodType>(
     ...(typeof turnId === 'string' ? { turnId } : {}),
   };
 }
-
-// Compile-time: every frame and field of the types in protocol.ts has a schema here, and what the
-// schemas parse is a frame of those types (an exec's result is checked against its request apart).
-type Uncovered<T extends { type: string }, P extends { type: string }> = {
-  [K in T['type']]: Exclude<keyof Extract<T, { type: K }>, keyof Extract<P, { type: K }>>;
-}[T['type']];
-type Expect<T extends true> = T;
-type Is<A, B> = [A] extends [B] ? true : false;
-type RunnerParsed = z.infer<typeof runnerMessageSchema>;
-type ServerParsed = z.infer<typeof serverMessageSchema>;
-export type FramesMatchProtocol = [
-  Expect<Is<RunnerMessage['type'], RunnerParsed['type']>>,
-  Expect<Is<ServerMessage['type'], ServerParsed['type']>>,
-  Expect<Is<Uncovered<RunnerMessage, RunnerParsed>, never>>,
-  Expect<Is<Uncovered<ServerMessage, ServerParsed>, never>>,
-  Expect<Is<Exclude<RunnerParsed, { type: 'exec.result' }>, RunnerMessage>>,
-  Expect<Is<ServerParsed, ServerMessage>>,
-];

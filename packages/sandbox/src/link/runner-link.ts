@@ -1,8 +1,14 @@
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import type { Runner, RunnerLog } from '../runner.ts';
-import { parseFrame, serverMessageSchema } from './frames.ts';
-import { type RunnerMessage, runnerLinkPath, type ServerMessage, type TurnEntry } from './protocol.ts';
+import {
+  parseFrame,
+  type RunnerMessage,
+  runnerLinkPath,
+  type ServerMessage,
+  serverMessageSchema,
+  type TurnEntry,
+} from './frames.ts';
 
 export interface RunnerLinkOptions {
   runner: Runner;
@@ -91,7 +97,7 @@ export class RunnerLink {
         return;
       }
       void Promise.resolve()
-        .then(() => this.#handle(parsed.message as ServerMessage))
+        .then(() => this.#handle(parsed.message))
         .catch((error: unknown) =>
           this.#log('error', `runner link: ${error instanceof Error ? error.message : String(error)}`),
         );

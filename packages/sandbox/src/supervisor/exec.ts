@@ -2,8 +2,6 @@
 import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createOutputTail } from '@paddock/harness/output-tail';
-import { runProcess } from '@paddock/harness/run-process';
 import type {
   CodeLanguage,
   CodeLanguageInfo,
@@ -11,6 +9,7 @@ import type {
   SandboxExec,
   SandboxExecResult,
 } from '@paddock/protocol';
+import { createOutputTail, runProcess } from '@paddock/run-process';
 import type { SandboxContext } from './turns.ts';
 
 type CodeRun = Extract<SandboxExec, { op: 'run' }>;

@@ -149,6 +149,7 @@ export class TurnRunner {
         model: command.model,
         instructions: command.instructions,
         messages: command.messages,
+        modelSettings: command.model_options,
         // The sandbox's own API URL and thread token: a turn needs no credential of its own, so a
         // server that restarted can run the next turn without minting a new one.
         gateway: {

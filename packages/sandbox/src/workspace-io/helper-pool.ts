@@ -1,10 +1,10 @@
-import { constants } from 'node:fs';
+import { closeSync, constants, openSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HelperProcess } from './helper-process.ts';
 
-const helperMain = join(dirname(fileURLToPath(import.meta.url)), 'main.ts');
+const helperDir = dirname(fileURLToPath(import.meta.url));
 
 /**
  * Helpers working on a request at once, over all workspaces; more requests wait for one (each is a
@@ -94,9 +94,28 @@ export class HelperPool {
           `the workspace ${workspaceDir} is owned by root: its helper would run as root; refused`,
         );
       }
-      const command = [this.nodePath, helperMain];
+      const command = [
+        '/proc/self/fd/5',
+        '--preserve-symlinks',
+        '--preserve-symlinks-main',
+        '/proc/self/fd/4/main.ts',
+      ];
       const argv = asRoot ? [...dropTo(this.setprivPath, stats.uid, stats.gid), ...command] : command;
-      const helper = new HelperProcess(argv, dir.fd, identity);
+      // Node and the helper's code reach it as descriptors (4: this directory, 5: Node), not by their
+      // host paths, which the sandbox's user may have no way to (a checkout under /root, or in a
+      // 0700 directory). The spawn has copied them when the constructor returns.
+      const code = openSync(helperDir, constants.O_RDONLY | constants.O_DIRECTORY);
+      let helper: HelperProcess;
+      try {
+        const node = openSync(this.nodePath, constants.O_RDONLY);
+        try {
+          helper = new HelperProcess(argv, [dir.fd, code, node], identity);
+        } finally {
+          closeSync(node);
+        }
+      } finally {
+        closeSync(code);
+      }
       await helper.started();
       return helper;
     } finally {

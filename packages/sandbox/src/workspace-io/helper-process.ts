@@ -16,10 +16,11 @@ export class HelperProcess {
   #alive = true;
   #stderr = '';
 
-  constructor(argv: string[], workspaceFd: number, identity: string) {
+  /** `fds` become the helper's descriptors 3, 4, …: the workspace first. */
+  constructor(argv: string[], fds: number[], identity: string) {
     this.identity = identity;
     this.child = spawn(argv[0]!, argv.slice(1), {
-      stdio: ['pipe', 'pipe', 'pipe', workspaceFd],
+      stdio: ['pipe', 'pipe', 'pipe', ...fds],
       env: { PATH: '/usr/bin:/bin' },
     });
     const parser = new FrameParser();

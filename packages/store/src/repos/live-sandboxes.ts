@@ -66,13 +66,53 @@ export async function sandboxLiveUntil(db: Db, threadId: string): Promise<string
 /** Written in `live_until` when a sandbox stopped: sorts before every time, so it never counts. */
 const released = '';
 
-/** A boot was admitted: the thread's sandbox counts as live until `until`. */
+/**
+ * A boot was admitted: the thread's sandbox counts as live until `until`. Which sandbox it is is
+ * known once the boot is up (`recordLiveSandbox`).
+ */
 export async function markSandboxLive(db: Db, threadId: string, until: string): Promise<void> {
   await db
     .insertInto('live_sandboxes')
     .values({ thread_id: threadId, live_until: until })
-    .onConflict((oc) => oc.column('thread_id').doUpdateSet({ live_until: until }))
+    .onConflict((oc) =>
+      oc.column('thread_id').doUpdateSet({ live_until: until, sandbox_id: null, machine_id: null }),
+    )
     .execute();
+}
+
+/**
+ * The thread's sandbox is up on `machineId`. A sandbox this boot started (`booted`) is `sandboxId`;
+ * one that was running already keeps the id recorded, or takes `sandboxId` if none is.
+ */
+export async function recordLiveSandbox(
+  db: Db,
+  threadId: string,
+  sandbox: { sandboxId: string; machineId: string; booted: boolean },
+): Promise<void> {
+  await db
+    .updateTable('live_sandboxes')
+    .set((eb) => ({
+      machine_id: sandbox.machineId,
+      sandbox_id: sandbox.booted
+        ? sandbox.sandboxId
+        : eb.fn.coalesce('sandbox_id', eb.val(sandbox.sandboxId)),
+    }))
+    .where('thread_id', '=', threadId)
+    .execute();
+}
+
+/** The thread's sandbox a host vouches for at `at`, if any, and the machine it runs on. */
+export function findLiveSandbox(
+  db: Db,
+  threadId: string,
+  at: string,
+): Promise<{ sandbox_id: string | null; machine_id: string | null } | undefined> {
+  return db
+    .selectFrom('live_sandboxes')
+    .select(['sandbox_id', 'machine_id'])
+    .where('thread_id', '=', threadId)
+    .where('live_until', '>', at)
+    .executeTakeFirst();
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { ThreadStatus } from '@paddock/protocol';
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { ThreadsTable } from '../schema.ts';
 import type { Db } from '../store.ts';
@@ -26,8 +27,18 @@ export async function lockThread(db: Db, id: string, at: string): Promise<Thread
     .executeTakeFirst();
 }
 
-export async function updateThread(db: Db, id: string, patch: Updateable<ThreadsTable>): Promise<void> {
+/** Any column but `status`, which core's thread-status rule alone writes (`setThreadStatus`). */
+export async function updateThread(
+  db: Db,
+  id: string,
+  patch: Omit<Updateable<ThreadsTable>, 'status'>,
+): Promise<void> {
   await db.updateTable('threads').set(patch).where('id', '=', id).execute();
+}
+
+/** Only for core's thread-status rule (`threads/thread-status.ts`), which decides the value. */
+export async function setThreadStatus(db: Db, id: string, status: ThreadStatus): Promise<void> {
+  await db.updateTable('threads').set({ status }).where('id', '=', id).execute();
 }
 
 export type RecoveryState = 'quarantined' | 'retired';

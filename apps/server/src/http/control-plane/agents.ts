@@ -45,19 +45,42 @@ const items = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item) 
 export function agentRoutes(app: FastifyInstance, services: Services): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
-  r.get('/orgs', { schema: { response: { 200: items(orgSchema) } } }, (request) =>
-    listOrgs({ ctx: ctxOf(services, request) }),
+  r.get(
+    '/orgs',
+    {
+      schema: {
+        operationId: 'listOrgs',
+        summary: "List the caller's organizations, with the caller's role",
+        response: { 200: items(orgSchema) },
+      },
+    },
+    (request) => listOrgs({ ctx: ctxOf(services, request) }),
   );
   r.get(
     '/orgs/:org_id/teams',
-    { schema: { params: orgParamsSchema, response: { 200: items(teamSchema) } } },
+    {
+      schema: {
+        operationId: 'listTeams',
+        summary: "List an organization's teams",
+        params: orgParamsSchema,
+        errors: ['org_not_found'],
+        response: { 200: items(teamSchema) },
+      },
+    },
     (request) => listTeams({ ctx: ctxOf(services, request), orgId: request.params.org_id }),
   );
   r.post(
     '/orgs/:org_id/teams',
     {
       config: { auth: { scope: 'publish', refuseBound: { as: 'forbidden', what: 'create teams' } } },
-      schema: { params: orgParamsSchema, body: teamCreateBodySchema, response: { 201: teamSchema } },
+      schema: {
+        operationId: 'createTeam',
+        summary: 'Create a team (organization owners and admins); the caller becomes its owner',
+        params: orgParamsSchema,
+        body: teamCreateBodySchema,
+        errors: ['org_not_found', 'forbidden'],
+        response: { 201: teamSchema },
+      },
     },
     async (request, reply) =>
       reply.code(201).send(
@@ -73,8 +96,11 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
     {
       config: { auth: { refuseBound: { as: 'credential_scope_denied', what: "list a team's agents" } } },
       schema: {
+        operationId: 'listTeamAgents',
+        summary: 'List the agents granted to a team, newest grant first',
         params: teamParamsSchema,
         querystring: teamAgentsQuerySchema,
+        errors: ['team_not_found', 'forbidden'],
         response: { 200: items(teamAgentSchema) },
       },
     },
@@ -91,21 +117,50 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
     '/agents',
     {
       config: { auth: { scope: 'publish', refuseBound: { as: 'forbidden', what: 'create agents' } } },
-      schema: { body: agentCreateBodySchema, response: { 201: controlAgentSchema } },
+      schema: {
+        operationId: 'createControlAgent',
+        summary: 'Create an agent in a team',
+        body: agentCreateBodySchema,
+        errors: [
+          'team_not_found',
+          'provider_not_in_rollout',
+          'conflict',
+          'runtime_not_supported',
+          'size_not_offered',
+          'provider_disabled',
+          'provider_unavailable',
+        ],
+        response: { 201: controlAgentSchema },
+      },
     },
     async (request, reply) =>
       reply.code(201).send(await createAgent({ ctx: ctxOf(services, request), body: request.body })),
   );
   r.get(
     '/agents/:agent_id',
-    { schema: { params: agentParamsSchema, response: { 200: controlAgentSchema } } },
+    {
+      schema: {
+        operationId: 'getControlAgent',
+        summary: 'Get an agent',
+        params: agentParamsSchema,
+        errors: ['agent_not_found'],
+        response: { 200: controlAgentSchema },
+      },
+    },
     (request) => getControlAgent({ ctx: ctxOf(services, request), agentId: request.params.agent_id }),
   );
   r.put(
     '/agents/:agent_id',
     {
       config: agentWrite,
-      schema: { params: agentParamsSchema, body: agentPutBodySchema, response: { 200: controlAgentSchema } },
+      schema: {
+        operationId: 'updateControlAgent',
+        summary: "Update an agent's metadata and capability toggles (fields left out are kept)",
+        params: agentParamsSchema,
+        body: agentPutBodySchema,
+        errors: ['agent_not_found', 'conflict', 'size_not_offered'],
+        response: { 200: controlAgentSchema },
+      },
     },
     (request) =>
       putControlAgent({
@@ -117,7 +172,15 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
 
   r.get(
     '/agents/:agent_id/secrets',
-    { schema: { params: agentParamsSchema, response: { 200: agentSecretsSchema } } },
+    {
+      schema: {
+        operationId: 'getAgentSecrets',
+        summary: "Read an agent's secrets in plaintext",
+        params: agentParamsSchema,
+        errors: ['agent_not_found'],
+        response: { 200: agentSecretsSchema },
+      },
+    },
     (request) => getAgentSecrets({ ctx: ctxOf(services, request), agentId: request.params.agent_id }),
   );
   r.put(
@@ -125,8 +188,11 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
     {
       config: agentWrite,
       schema: {
+        operationId: 'replaceAgentSecrets',
+        summary: "Replace an agent's secrets (keys left out are removed)",
         params: agentParamsSchema,
         body: agentSecretsBodySchema,
+        errors: ['agent_not_found', 'invalid_env_name'],
         response: { 200: agentSecretsSchema },
       },
     },
@@ -140,14 +206,29 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
 
   r.get(
     '/agents/:agent_id/connections',
-    { schema: { params: agentParamsSchema, response: { 200: items(connectionSchema) } } },
+    {
+      schema: {
+        operationId: 'listAgentConnections',
+        summary: "Report an agent's integrations",
+        params: agentParamsSchema,
+        errors: ['agent_not_found'],
+        response: { 200: items(connectionSchema) },
+      },
+    },
     (request) => listConnections({ ctx: ctxOf(services, request), agentId: request.params.agent_id }),
   );
   r.put(
     '/agents/:agent_id/connections/chat',
     {
       config: agentWrite,
-      schema: { params: agentParamsSchema, body: chatConnectBodySchema, response: { 200: connectionSchema } },
+      schema: {
+        operationId: 'connectChat',
+        summary: 'Connect the chat integration, or rotate its credentials',
+        params: agentParamsSchema,
+        body: chatConnectBodySchema,
+        errors: ['agent_not_found'],
+        response: { 200: connectionSchema },
+      },
     },
     (request) =>
       connectIntegration({
@@ -162,8 +243,11 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
     {
       config: agentWrite,
       schema: {
+        operationId: 'connectMeeting',
+        summary: 'Connect the meeting integration, or update it',
         params: agentParamsSchema,
         body: meetingConnectBodySchema,
+        errors: ['agent_not_found'],
         response: { 200: connectionSchema },
       },
     },
@@ -178,7 +262,16 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
   for (const kind of ['chat', 'meeting'] as const) {
     r.delete(
       `/agents/:agent_id/connections/${kind}`,
-      { config: agentWrite, schema: { params: agentParamsSchema } },
+      {
+        config: agentWrite,
+        schema: {
+          operationId: kind === 'chat' ? 'disconnectChat' : 'disconnectMeeting',
+          summary: `Disconnect the ${kind} integration`,
+          params: agentParamsSchema,
+          errors: ['agent_not_found'],
+          response: { 204: { type: 'null', description: 'Disconnected' } },
+        },
+      },
       async (request, reply) => {
         await disconnectIntegration({
           ctx: ctxOf(services, request),

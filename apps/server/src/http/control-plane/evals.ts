@@ -22,8 +22,11 @@ export function evalRoutes(app: FastifyInstance, services: Services): void {
     '/agents/:agent_id/evals',
     {
       schema: {
+        operationId: 'listAgentEvals',
+        summary: "List an agent's eval definitions",
         params: agentParamsSchema,
         querystring: evalListQuerySchema,
+        errors: ['agent_not_found'],
         response: { 200: z.object({ items: z.array(evalDefinitionSchema) }) },
       },
     },
@@ -36,7 +39,16 @@ export function evalRoutes(app: FastifyInstance, services: Services): void {
   );
   r.get(
     '/agents/:agent_id/eval-runs',
-    { schema: { params: agentParamsSchema, querystring: evalRunsQuerySchema, response: { 200: runs } } },
+    {
+      schema: {
+        operationId: 'listEvalRuns',
+        summary: "List an agent's eval runs, newest first",
+        params: agentParamsSchema,
+        querystring: evalRunsQuerySchema,
+        errors: ['agent_not_found'],
+        response: { 200: runs },
+      },
+    },
     (request) =>
       listEvalRuns({
         ctx: ctxOf(services, request),
@@ -49,7 +61,14 @@ export function evalRoutes(app: FastifyInstance, services: Services): void {
     '/agents/:agent_id/eval-runs',
     {
       config: publish,
-      schema: { params: agentParamsSchema, body: evalRunsStartBodySchema, response: { 201: runs } },
+      schema: {
+        operationId: 'startEvalRuns',
+        summary: 'Judge a task of the agent against its evals (the runs settle in the background)',
+        params: agentParamsSchema,
+        body: evalRunsStartBodySchema,
+        errors: ['agent_not_found', 'task_not_found', 'eval_not_found'],
+        response: { 201: runs },
+      },
     },
     async (request, reply) =>
       reply.code(201).send(

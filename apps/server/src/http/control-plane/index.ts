@@ -18,11 +18,6 @@ export async function controlPlaneRoutes(app: FastifyInstance, services: Service
   for (const prefix of controlPlanePrefixes) {
     await app.register(
       async (cli) => {
-        // Documented once, under /v2/cli.
-        if (prefix !== controlPlanePrefixes[0])
-          cli.addHook('onRoute', (route) => {
-            route.schema = { ...route.schema, hide: true };
-          });
         credentialRoutes(cli, services);
         agentRoutes(cli, services);
         manifestRoutes(cli, services);

@@ -10,14 +10,35 @@ export function manifestRoutes(app: FastifyInstance, services: Services): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.get(
     '/agents/:agent_id/manifest',
-    { schema: { params: agentParamsSchema, response: { 200: manifestSchema } } },
+    {
+      schema: {
+        operationId: 'getAgentManifest',
+        summary: "Get an agent's manifest: its content as components",
+        params: agentParamsSchema,
+        errors: ['agent_not_found'],
+        response: { 200: manifestSchema },
+      },
+    },
     (request) => getManifest({ ctx: ctxOf(services, request), agentId: request.params.agent_id }),
   );
   r.put(
     '/agents/:agent_id/manifest',
     {
       config: { auth: { scope: 'publish', refuseBound: sandboxCannotRewriteAgent } },
-      schema: { params: agentParamsSchema, body: manifestPutBodySchema, response: { 200: manifestSchema } },
+      schema: {
+        operationId: 'publishAgentManifest',
+        summary: "Replace an agent's manifest (with base_revision, only if nothing changed since)",
+        params: agentParamsSchema,
+        body: manifestPutBodySchema,
+        errors: [
+          'agent_not_found',
+          'base_revision_required',
+          'base_revision_conflict',
+          'conflict',
+          'size_not_offered',
+        ],
+        response: { 200: manifestSchema },
+      },
     },
     (request) =>
       publishManifest({
@@ -28,7 +49,15 @@ export function manifestRoutes(app: FastifyInstance, services: Services): void {
   );
   r.get(
     '/agents/:agent_id/revision',
-    { schema: { params: agentParamsSchema, response: { 200: revisionSchema } } },
+    {
+      schema: {
+        operationId: 'getAgentRevision',
+        summary: "Get an agent's current revision (the drift check)",
+        params: agentParamsSchema,
+        errors: ['agent_not_found'],
+        response: { 200: revisionSchema },
+      },
+    },
     (request) => getRevision({ ctx: ctxOf(services, request), agentId: request.params.agent_id }),
   );
 }

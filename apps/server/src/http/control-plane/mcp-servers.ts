@@ -11,7 +11,10 @@ export function mcpServerRoutes(app: FastifyInstance, services: Services): void 
     '/agents/:agent_id/mcp-servers',
     {
       schema: {
+        operationId: 'listAgentMcpServers',
+        summary: "Report an agent's MCP servers: transport, authorization, last check",
         params: agentParamsSchema,
+        errors: ['agent_not_found'],
         response: { 200: z.object({ items: z.array(mcpServerReportSchema) }) },
       },
     },

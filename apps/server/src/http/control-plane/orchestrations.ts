@@ -34,7 +34,10 @@ export function orchestrationRoutes(app: FastifyInstance, services: Services): v
     {
       config: read,
       schema: {
+        operationId: 'listOrchestrations',
+        summary: "List a team's orchestrations",
         params: orgTeamParamsSchema,
+        errors: ['team_not_found'],
         response: { 200: z.object({ items: z.array(orchestrationSchema) }) },
       },
     },
@@ -49,7 +52,13 @@ export function orchestrationRoutes(app: FastifyInstance, services: Services): v
     '/orchestrations',
     {
       config: write,
-      schema: { body: orchestrationCreateBodySchema, response: { 201: orchestrationSchema } },
+      schema: {
+        operationId: 'createOrchestration',
+        summary: 'Create an orchestration: members and the edges between them',
+        body: orchestrationCreateBodySchema,
+        errors: ['team_not_found', 'orchestration_member_denied', 'invalid_orchestration_edge'],
+        response: { 201: orchestrationSchema },
+      },
     },
     async (request, reply) =>
       reply.code(201).send(await createOrchestration({ ctx: ctxOf(services, request), body: request.body })),
@@ -58,7 +67,13 @@ export function orchestrationRoutes(app: FastifyInstance, services: Services): v
     '/orchestrations/:orch_id',
     {
       config: read,
-      schema: { params: orchestrationParamsSchema, response: { 200: orchestrationSchema } },
+      schema: {
+        operationId: 'getOrchestration',
+        summary: 'Get an orchestration with its members and edges',
+        params: orchestrationParamsSchema,
+        errors: ['orchestration_not_found'],
+        response: { 200: orchestrationSchema },
+      },
     },
     (request) => getOrchestration({ ctx: ctxOf(services, request), orchestrationId: request.params.orch_id }),
   );
@@ -66,7 +81,13 @@ export function orchestrationRoutes(app: FastifyInstance, services: Services): v
     '/orchestrations/:orch_id/manifest',
     {
       config: read,
-      schema: { params: orchestrationParamsSchema, response: { 200: orchestrationManifestSchema } },
+      schema: {
+        operationId: 'getOrchestrationManifest',
+        summary: "Get an orchestration with every member's manifest",
+        params: orchestrationParamsSchema,
+        errors: ['orchestration_not_found'],
+        response: { 200: orchestrationManifestSchema },
+      },
     },
     (request) =>
       getOrchestrationManifest({ ctx: ctxOf(services, request), orchestrationId: request.params.orch_id }),
@@ -76,8 +97,16 @@ export function orchestrationRoutes(app: FastifyInstance, services: Services): v
     {
       config: write,
       schema: {
+        operationId: 'updateOrchestration',
+        summary: 'Update an orchestration (members and edges are replaced whole)',
         params: orchestrationParamsSchema,
         body: orchestrationUpdateBodySchema,
+        errors: [
+          'orchestration_not_found',
+          'conflict',
+          'orchestration_member_denied',
+          'invalid_orchestration_edge',
+        ],
         response: { 200: orchestrationSchema },
       },
     },

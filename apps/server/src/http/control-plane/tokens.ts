@@ -36,14 +36,26 @@ export function credentialRoutes(app: FastifyInstance, services: Services): void
     '/tokens',
     {
       config: session,
-      schema: { body: personalTokenMintBodySchema, response: { 201: personalTokenCreatedSchema } },
+      schema: {
+        operationId: 'createPersonalToken',
+        summary: 'Mint a personal access token (the token is answered once)',
+        body: personalTokenMintBodySchema,
+        response: { 201: personalTokenCreatedSchema },
+      },
     },
     async (request, reply) =>
       reply.code(201).send(await mintPersonalToken({ ctx: ctxOf(services, request), ...request.body })),
   );
   r.get(
     '/tokens',
-    { config: session, schema: { response: { 200: z.object({ items: z.array(personalTokenSchema) }) } } },
+    {
+      config: session,
+      schema: {
+        operationId: 'listPersonalTokens',
+        summary: "List the caller's live personal access tokens",
+        response: { 200: z.object({ items: z.array(personalTokenSchema) }) },
+      },
+    },
     (request) => listPersonalTokens({ ctx: ctxOf(services, request) }),
   );
   r.patch(
@@ -51,8 +63,11 @@ export function credentialRoutes(app: FastifyInstance, services: Services): void
     {
       config: session,
       schema: {
+        operationId: 'renamePersonalToken',
+        summary: 'Rename a personal access token',
         params: tokenIdParamsSchema,
         body: personalTokenRenameBodySchema,
+        errors: ['token_not_found'],
         response: { 200: personalTokenSchema },
       },
     },
@@ -65,7 +80,16 @@ export function credentialRoutes(app: FastifyInstance, services: Services): void
   );
   r.delete(
     '/tokens/:token_id',
-    { config: session, schema: { params: tokenIdParamsSchema } },
+    {
+      config: session,
+      schema: {
+        operationId: 'revokePersonalToken',
+        summary: 'Revoke a personal access token',
+        params: tokenIdParamsSchema,
+        errors: ['token_not_found'],
+        response: { 204: { type: 'null', description: 'Revoked' } },
+      },
+    },
     async (request, reply) => {
       await revokePersonalToken({ ctx: ctxOf(services, request), tokenId: request.params.token_id });
       return reply.code(204).send();
@@ -77,8 +101,11 @@ export function credentialRoutes(app: FastifyInstance, services: Services): void
     {
       config: publish,
       schema: {
+        operationId: 'createAgentKey',
+        summary: 'Mint an agent key (the key is answered once)',
         params: agentParamsSchema,
         body: agentKeyMintBodySchema.optional(),
+        errors: ['agent_not_found', 'credential_scope_denied'],
         response: { 201: agentKeyCreatedSchema },
       },
     },
@@ -94,13 +121,28 @@ export function credentialRoutes(app: FastifyInstance, services: Services): void
   r.get(
     '/agents/:agent_id/keys',
     {
-      schema: { params: agentParamsSchema, response: { 200: z.object({ items: z.array(agentKeySchema) }) } },
+      schema: {
+        operationId: 'listAgentKeys',
+        summary: "List an agent's live keys, by prefix",
+        params: agentParamsSchema,
+        errors: ['agent_not_found'],
+        response: { 200: z.object({ items: z.array(agentKeySchema) }) },
+      },
     },
     (request) => listAgentKeys({ ctx: ctxOf(services, request), agentId: request.params.agent_id }),
   );
   r.delete(
     '/keys/:key_id',
-    { config: publish, schema: { params: keyIdParamsSchema } },
+    {
+      config: publish,
+      schema: {
+        operationId: 'revokeAgentKey',
+        summary: 'Revoke an agent key',
+        params: keyIdParamsSchema,
+        errors: ['key_not_found', 'credential_scope_denied'],
+        response: { 204: { type: 'null', description: 'Revoked' } },
+      },
+    },
     async (request, reply) => {
       await revokeAgentKey({ ctx: ctxOf(services, request), keyId: request.params.key_id });
       return reply.code(204).send();

@@ -1,4 +1,4 @@
-import { type Services, updateAgent } from '@paddock/core';
+import { getAgent, type Services, updateAgent } from '@paddock/core';
 import { agentParamsSchema, agentPatchSchema, agentRecordSchema } from '@paddock/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -6,7 +6,21 @@ import { sandboxCannotRewriteAgent } from '../auth.ts';
 import { ctxOf } from '../context.ts';
 
 export function agentRoutes(app: FastifyInstance, services: Services): void {
-  app.withTypeProvider<ZodTypeProvider>().patch(
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  r.get(
+    '/v2/agents/:agent_id',
+    {
+      schema: {
+        operationId: 'getAgent',
+        summary: "Read an agent's spec",
+        params: agentParamsSchema,
+        errors: ['agent_not_found'],
+        response: { 200: agentRecordSchema },
+      },
+    },
+    (request) => getAgent({ ctx: ctxOf(services, request), agentId: request.params.agent_id }),
+  );
+  r.patch(
     '/v2/agents/:agent_id',
     {
       // Spec Authentication 11: an agent's secrets always need `publish`; the rest of the patch is a
@@ -17,7 +31,14 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
           refuseBound: sandboxCannotRewriteAgent,
         },
       },
-      schema: { params: agentParamsSchema, body: agentPatchSchema, response: { 200: agentRecordSchema } },
+      schema: {
+        operationId: 'updateAgent',
+        summary: "Update an agent's spec (fields left out are kept)",
+        params: agentParamsSchema,
+        body: agentPatchSchema,
+        errors: ['agent_not_found', 'conflict', 'size_not_offered'],
+        response: { 200: agentRecordSchema },
+      },
     },
     (request) =>
       updateAgent({ ctx: ctxOf(services, request), agentId: request.params.agent_id, patch: request.body }),

@@ -14,12 +14,26 @@ import { asTask } from './tasks.ts';
 export function codeRoutes(app: FastifyInstance, services: Services): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const auth = { scope: ['publish', 'code:execute'] } as const;
+  const codeErrors = [
+    'task_not_found',
+    'task_recovery_required',
+    'task_run_busy',
+    'sandbox_limit_reached',
+    'sandbox_unavailable',
+  ] as const;
 
   r.post(
     '/v2/tasks/:task_id/code/run/sync',
     {
       config: { auth },
-      schema: { params: taskParamsSchema, body: codeRunBodySchema, response: { 200: codeRunResultSchema } },
+      schema: {
+        operationId: 'runCode',
+        summary: "Run a program in the task's sandbox and answer when it ends",
+        params: taskParamsSchema,
+        body: codeRunBodySchema,
+        errors: codeErrors,
+        response: { 200: codeRunResultSchema },
+      },
     },
     (request) =>
       asTask(runCode({ ctx: ctxOf(services, request), taskId: request.params.task_id, body: request.body })),
@@ -27,7 +41,16 @@ export function codeRoutes(app: FastifyInstance, services: Services): void {
 
   r.get(
     '/v2/tasks/:task_id/code/capabilities',
-    { config: { auth }, schema: { params: taskParamsSchema, response: { 200: codeCapabilitiesSchema } } },
+    {
+      config: { auth },
+      schema: {
+        operationId: 'getCodeCapabilities',
+        summary: "The languages the task's sandbox runs, and the bounds of a run",
+        params: taskParamsSchema,
+        errors: codeErrors,
+        response: { 200: codeCapabilitiesSchema },
+      },
+    },
     (request) =>
       asTask(getCodeCapabilities({ ctx: ctxOf(services, request), taskId: request.params.task_id })),
   );

@@ -3,6 +3,7 @@ import { streamQuerySchema, type ThreadEvent, threadParamsSchema } from '@paddoc
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { ctxOf } from '../context.ts';
+import { rawBody } from '../openapi.ts';
 
 /** One SSE frame (D6): the seq is the frame id, so `Last-Event-ID` resumes exactly after it. */
 export function sseFrame(event: ThreadEvent): string {
@@ -31,11 +32,24 @@ export function eventStreamRoutes(
     for (const stop of open.keys()) stop();
     await Promise.all(open.values());
   });
+  const threadEventStreamSchema = {
+    operationId: 'streamThreadEvents',
+    summary: "Follow a thread's events live (server-sent events, resumable with Last-Event-ID)",
+    params: threadParamsSchema,
+    querystring: streamQuerySchema,
+    errors: ['thread_not_found'],
+    response: {
+      200: rawBody(
+        'Server-sent events: `id: <seq>`, `event: <type>`, `data: <event JSON>`; comment keepalives between',
+        'text/event-stream',
+      ),
+    },
+  } as const;
   app
     .withTypeProvider<ZodTypeProvider>()
     .get(
       '/v2/threads/:thread_id/events/stream',
-      { schema: { params: threadParamsSchema, querystring: streamQuerySchema } },
+      { schema: threadEventStreamSchema },
       async (request, reply) => {
         const lastEventId = Number.parseInt(String(request.headers['last-event-id'] ?? ''), 10);
         const after = Number.isFinite(lastEventId) && lastEventId >= 0 ? lastEventId : request.query.after;

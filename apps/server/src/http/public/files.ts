@@ -9,7 +9,22 @@ import {
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { ctxOf } from '../context.ts';
+import { rawBody } from '../openapi.ts';
 import { asTask } from './tasks.ts';
+
+/** What a file read answers besides its request's own errors (spec: file read admission errors). */
+const fileReadErrors = [
+  'task_not_found',
+  'task_terminal_no_machine',
+  'files_on_remote_runner',
+  'credits_exhausted',
+  'task_run_busy',
+  'machine_not_ready',
+  'sandbox_limit_reached',
+  'invalid_path',
+  'path_not_found',
+  'not_a_file',
+] as const;
 
 /** Reads of a task's workspace (spec: "Files (public)", D12): no scope beyond reaching the task. */
 export function fileRoutes(app: FastifyInstance, services: Services): void {
@@ -18,7 +33,14 @@ export function fileRoutes(app: FastifyInstance, services: Services): void {
   r.get(
     '/v2/tasks/:task_id/files',
     {
-      schema: { params: taskParamsSchema, querystring: filesQuerySchema, response: { 200: fileListSchema } },
+      schema: {
+        operationId: 'listFiles',
+        summary: 'List a directory of the workspace',
+        params: taskParamsSchema,
+        querystring: filesQuerySchema,
+        errors: fileReadErrors,
+        response: { 200: fileListSchema },
+      },
     },
     (request) =>
       asTask(
@@ -34,8 +56,11 @@ export function fileRoutes(app: FastifyInstance, services: Services): void {
     '/v2/tasks/:task_id/files/tree',
     {
       schema: {
+        operationId: 'getFileTree',
+        summary: 'The workspace as a tree, bounded in depth and entries',
         params: taskParamsSchema,
         querystring: fileTreeQuerySchema,
+        errors: fileReadErrors,
         response: { 200: fileTreeNodeSchema },
       },
     },
@@ -53,7 +78,16 @@ export function fileRoutes(app: FastifyInstance, services: Services): void {
 
   r.get(
     '/v2/tasks/:task_id/files/content',
-    { schema: { params: taskParamsSchema, querystring: filesQuerySchema } },
+    {
+      schema: {
+        operationId: 'getFileContent',
+        summary: "Download a file's bytes",
+        params: taskParamsSchema,
+        querystring: filesQuerySchema,
+        errors: fileReadErrors,
+        response: { 200: rawBody('The file, as an attachment', 'application/octet-stream') },
+      },
+    },
     async (request, reply) => {
       const file = await asTask(
         fileContent({

@@ -5,11 +5,15 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { ctxOf } from '../context.ts';
 
 export function machineRoutes(app: FastifyInstance, services: Services): void {
-  app
-    .withTypeProvider<ZodTypeProvider>()
-    .get(
-      '/v2/machines/capabilities',
-      { schema: { response: { 200: machineCapabilitiesSchema } } },
-      (request) => machineCapabilities({ ctx: ctxOf(services, request) }),
-    );
+  app.withTypeProvider<ZodTypeProvider>().get(
+    '/v2/machines/capabilities',
+    {
+      schema: {
+        operationId: 'getMachineCapabilities',
+        summary: 'What each sandbox provider offers the caller: sizes, shared folders, accelerators',
+        response: { 200: machineCapabilitiesSchema },
+      },
+    },
+    (request) => machineCapabilities({ ctx: ctxOf(services, request) }),
+  );
 }

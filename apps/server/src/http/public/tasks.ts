@@ -9,11 +9,12 @@ import {
   taskNotFound,
 } from '@paddock/core';
 import {
+  type ErrorCode,
+  eventRecordSchema,
   inputReceiptSchema,
   interruptBodySchema,
   submitTaskInputBodySchema,
   submitTaskInputResponseSchema,
-  taskEventRecordSchema,
   taskEventsQuerySchema,
   taskInputParamsSchema,
   taskInputsSchema,
@@ -33,9 +34,12 @@ export function taskRoutes(app: FastifyInstance, services: Services): void {
     '/v2/tasks/:task_id/events',
     {
       schema: {
+        operationId: 'listTaskEvents',
+        summary: "List a task's events",
         params: taskParamsSchema,
         querystring: taskEventsQuerySchema,
-        response: { 200: z.object({ items: z.array(taskEventRecordSchema) }) },
+        errors: ['task_not_found'],
+        response: { 200: z.object({ items: z.array(eventRecordSchema) }) },
       },
     },
     (request) =>
@@ -53,7 +57,14 @@ export function taskRoutes(app: FastifyInstance, services: Services): void {
     '/v2/tasks/:task_id/interrupt',
     {
       config: { auth: { scope: 'publish' } },
-      schema: { params: taskParamsSchema, body: interruptBodySchema, response: { 200: taskRecordSchema } },
+      schema: {
+        operationId: 'interruptTask',
+        summary: 'Stop current work and cancel pending inputs',
+        params: taskParamsSchema,
+        body: interruptBodySchema,
+        errors: ['task_not_found', ...stopErrors],
+        response: { 200: taskRecordSchema },
+      },
     },
     (request) =>
       asTask(
@@ -69,8 +80,20 @@ export function taskRoutes(app: FastifyInstance, services: Services): void {
     {
       config: { auth: { scope: 'publish' } },
       schema: {
+        operationId: 'submitTaskInput',
+        summary: 'Send a follow-up input (idempotent by input_id)',
         params: taskParamsSchema,
         body: submitTaskInputBodySchema,
+        errors: [
+          'task_not_found',
+          'task_recovery_required',
+          'idempotency_key_reused',
+          'task_terminal_no_machine',
+          'input_generation_stale',
+          'invalid_input_generation',
+          'task_busy',
+          'sandbox_limit_reached',
+        ],
         response: { 201: submitTaskInputResponseSchema },
       },
     },
@@ -89,13 +112,29 @@ export function taskRoutes(app: FastifyInstance, services: Services): void {
 
   r.get(
     '/v2/tasks/:task_id/inputs',
-    { schema: { params: taskParamsSchema, response: { 200: taskInputsSchema } } },
+    {
+      schema: {
+        operationId: 'listTaskInputs',
+        summary: "List a task's input stream and its current generation",
+        params: taskParamsSchema,
+        errors: ['task_not_found'],
+        response: { 200: taskInputsSchema },
+      },
+    },
     (request) => asTask(listTaskInputs({ ctx: ctxOf(services, request), taskId: request.params.task_id })),
   );
 
   r.get(
     '/v2/tasks/:task_id/inputs/:input_id',
-    { schema: { params: taskInputParamsSchema, response: { 200: inputReceiptSchema } } },
+    {
+      schema: {
+        operationId: 'getTaskInput',
+        summary: "Get an input's receipt",
+        params: taskInputParamsSchema,
+        errors: ['task_not_found', 'input_not_found'],
+        response: { 200: inputReceiptSchema },
+      },
+    },
     (request) =>
       asTask(
         getTaskInput({
@@ -106,6 +145,16 @@ export function taskRoutes(app: FastifyInstance, services: Services): void {
       ),
   );
 }
+
+/** What a Stop answers besides a missing thread or task (spec: Stop errors). */
+export const stopErrors = [
+  'invalid_input_generation',
+  'task_recovery_required',
+  'turn_interrupt_pending',
+  'turn_interrupt_unsupported',
+  'turn_interrupt_unconfirmed',
+  'turn_interrupt_recovery_required',
+] as const satisfies readonly ErrorCode[];
 
 /** On the task surface a missing thread is a missing task (D3 wording). */
 export async function asTask<T>(answer: Promise<T>): Promise<T> {

@@ -24,6 +24,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ctxOf } from '../context.ts';
+import { stopErrors } from './tasks.ts';
 
 const publish = { auth: { scope: 'publish' as const } };
 
@@ -32,14 +33,40 @@ export function threadRoutes(app: FastifyInstance, services: Services): void {
 
   r.post(
     '/v2/threads',
-    { config: publish, schema: { body: createThreadBodySchema, response: { 201: threadHandleSchema } } },
+    {
+      config: publish,
+      schema: {
+        operationId: 'createThread',
+        summary: 'Create a thread, and its agent unless agent_id names one',
+        body: createThreadBodySchema,
+        errors: [
+          'agent_not_found',
+          'forbidden',
+          'provider_not_in_rollout',
+          'runtime_not_supported',
+          'size_not_offered',
+          'provider_disabled',
+          'provider_unavailable',
+          'sandbox_limit_reached',
+        ],
+        response: { 201: threadHandleSchema },
+      },
+    },
     async (request, reply) =>
       reply.code(201).send(await createThread({ ctx: ctxOf(services, request), input: request.body })),
   );
 
   r.get(
     '/v2/threads/:thread_id',
-    { schema: { params: threadParamsSchema, response: { 200: threadSchema } } },
+    {
+      schema: {
+        operationId: 'getThread',
+        summary: 'Get a thread',
+        params: threadParamsSchema,
+        errors: ['thread_not_found'],
+        response: { 200: threadSchema },
+      },
+    },
     (request) => getThread({ ctx: ctxOf(services, request), threadId: request.params.thread_id }),
   );
 
@@ -47,7 +74,10 @@ export function threadRoutes(app: FastifyInstance, services: Services): void {
     '/v2/threads/:thread_id/messages',
     {
       schema: {
+        operationId: 'listThreadMessages',
+        summary: "List a thread's transcript",
         params: threadParamsSchema,
+        errors: ['thread_not_found'],
         response: { 200: z.object({ items: z.array(transcriptMessageSchema) }) },
       },
     },
@@ -59,8 +89,17 @@ export function threadRoutes(app: FastifyInstance, services: Services): void {
     {
       config: publish,
       schema: {
+        operationId: 'appendThreadMessages',
+        summary: 'Append messages to a thread, and with run start a turn',
         params: threadParamsSchema,
         body: appendMessagesBodySchema,
+        errors: [
+          'thread_not_found',
+          'task_recovery_required',
+          'task_terminal_no_machine',
+          'task_busy',
+          'sandbox_limit_reached',
+        ],
         response: { 201: appendMessagesResponseSchema },
       },
     },
@@ -78,8 +117,11 @@ export function threadRoutes(app: FastifyInstance, services: Services): void {
     '/v2/threads/:thread_id/events',
     {
       schema: {
+        operationId: 'listThreadEvents',
+        summary: "List a thread's events, a page at a time",
         params: threadParamsSchema,
         querystring: threadEventsQuerySchema,
+        errors: ['thread_not_found'],
         response: { 200: threadEventsPageSchema },
       },
     },
@@ -96,7 +138,14 @@ export function threadRoutes(app: FastifyInstance, services: Services): void {
     '/v2/threads/:thread_id/interrupt',
     {
       config: publish,
-      schema: { params: threadParamsSchema, body: interruptBodySchema, response: { 200: taskRecordSchema } },
+      schema: {
+        operationId: 'interruptThread',
+        summary: "Stop a thread's current turn and cancel its pending inputs",
+        params: threadParamsSchema,
+        body: interruptBodySchema,
+        errors: ['thread_not_found', ...stopErrors],
+        response: { 200: taskRecordSchema },
+      },
     },
     (request) =>
       interruptThread({

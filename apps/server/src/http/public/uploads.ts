@@ -20,8 +20,18 @@ export function uploadRoutes(app: FastifyInstance, services: Services): void {
     {
       config: { auth: { scope: 'publish' } },
       schema: {
+        operationId: 'createUpload',
+        summary: 'Start a resumable upload into the workspace; answers its signed tus URL',
         params: taskParamsSchema,
         body: createUploadBodySchema,
+        errors: [
+          'task_not_found',
+          'files_on_remote_runner',
+          'upload_too_large',
+          'invalid_path',
+          'path_not_found',
+          'not_a_file',
+        ],
         response: { 201: fileTransferSchema },
       },
     },
@@ -40,7 +50,15 @@ export function uploadRoutes(app: FastifyInstance, services: Services): void {
 
   r.get(
     '/v2/tasks/:task_id/files/uploads/:transfer_id',
-    { schema: { params: uploadParamsSchema, response: { 200: fileTransferSchema } } },
+    {
+      schema: {
+        operationId: 'getUpload',
+        summary: 'Get an upload: its status and progress',
+        params: uploadParamsSchema,
+        errors: ['task_not_found', 'transfer_not_found'],
+        response: { 200: fileTransferSchema },
+      },
+    },
     (request) =>
       asTask(
         getUpload({
@@ -55,7 +73,13 @@ export function uploadRoutes(app: FastifyInstance, services: Services): void {
     '/v2/tasks/:resource_id/files/uploads/:transfer_id/authorize',
     {
       config: { auth: { scope: 'publish' } },
-      schema: { params: authorizeUploadParamsSchema, response: { 200: fileTransferSchema } },
+      schema: {
+        operationId: 'authorizeUpload',
+        summary: "Renew an upload's signed tus URL",
+        params: authorizeUploadParamsSchema,
+        errors: ['task_not_found', 'transfer_not_found', 'upload_not_active'],
+        response: { 200: fileTransferSchema },
+      },
     },
     (request) =>
       asTask(
@@ -72,7 +96,13 @@ export function uploadRoutes(app: FastifyInstance, services: Services): void {
     '/v2/tasks/:task_id/files/uploads/:transfer_id',
     {
       config: { auth: { scope: 'publish' } },
-      schema: { params: uploadParamsSchema, response: { 200: fileTransferSchema } },
+      schema: {
+        operationId: 'cancelUpload',
+        summary: 'Cancel an upload',
+        params: uploadParamsSchema,
+        errors: ['task_not_found', 'transfer_not_found', 'upload_not_active'],
+        response: { 200: fileTransferSchema },
+      },
     },
     (request) =>
       asTask(
