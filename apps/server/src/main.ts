@@ -1,8 +1,8 @@
-import { ConfigError, parseConfig, StartupError } from './config.ts';
-import { runDockerImage } from './docker-image-main.ts';
-import { startPaddock } from './paddock.ts';
-import { keepServingOnErrors } from './process-guard.ts';
-import { runRunner } from './runner-main.ts';
+import { runDockerImage } from './commands/docker-image.ts';
+import { runRunner } from './commands/runner.ts';
+import { ConfigError, parseConfig, StartupError } from './startup/config.ts';
+import { startPaddock } from './startup/paddock.ts';
+import { keepServingOnErrors } from './startup/process-guard.ts';
 
 /**
  * A failure the user can fix ends start-up with one line on stderr, without a stack: exit 2 for a

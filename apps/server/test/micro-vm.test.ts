@@ -7,7 +7,7 @@ import { checkMicroVmHost } from '@paddock/sandbox';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterEach, describe, expect, it } from 'vitest';
-import { probingReason } from '../src/micro-vm.ts';
+import { probingReason } from '../src/sandbox-hosts/micro-vm-check.ts';
 import { agentSpec, allEvents, json, settled } from './helpers.ts';
 
 interface Provider {

@@ -7,7 +7,7 @@ import { insertUser } from '@paddock/store';
 import { testDatabases } from '@paddock/testing';
 import { startControlPlaneServer, type TestServer } from '@paddock/testing/server';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadDeploymentConfig } from '../src/deployment-config.ts';
+import { loadDeploymentConfig } from '../src/startup/deployment-config.ts';
 import { agentSpec, json } from './helpers.ts';
 
 interface Capabilities {

@@ -201,7 +201,7 @@ describe.each(testDatabases())('malformed runner link frames ($name)', (database
 
 describe('the server process guard', () => {
   it('logs an unhandled rejection and an uncaught exception, and the process keeps running', () => {
-    const guard = resolve(import.meta.dirname, '../src/process-guard.ts');
+    const guard = resolve(import.meta.dirname, '../src/startup/process-guard.ts');
     const script = `
       import pino from 'pino';
       import { keepServingOnErrors } from ${JSON.stringify(guard)};

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadDeploymentConfig, orgLimits } from '../src/deployment-config.ts';
+import { loadDeploymentConfig, orgLimits } from '../src/startup/deployment-config.ts';
 import { agentSpec, allEvents, json, settled } from './helpers.ts';
 
 interface Refusal {

@@ -15,7 +15,7 @@ import {
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadDeploymentConfig } from '../src/deployment-config.ts';
+import { loadDeploymentConfig } from '../src/startup/deployment-config.ts';
 import { agentSpec, json, settled } from './helpers.ts';
 
 function configFile(text: string): string {

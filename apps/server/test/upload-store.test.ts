@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, parseConfig } from '@paddock/server/config';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createUploadBackend } from '../src/upload-store.ts';
+import { createUploadBackend } from '../src/uploads/upload-store.ts';
 
 // A real S3 cannot be reached from here (no network): these only show the selection and its wiring.
 describe('upload store selection', () => {

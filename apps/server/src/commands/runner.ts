@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import { newId, tokenPrefixes } from '@paddock/protocol';
 import { RunnerLink } from '@paddock/sandbox';
-import type { Config } from './config.ts';
-import { createLogger } from './logger.ts';
-import { loadRunnerToken } from './runner-token.ts';
-import { createRunner } from './sandbox-host.ts';
-import { openWorkspaces } from './workspaces.ts';
+import { createRunner } from '../sandbox-hosts/embedded.ts';
+import type { Config } from '../startup/config.ts';
+import { createLogger } from '../startup/logger.ts';
+import { loadRunnerToken } from '../startup/runner-token.ts';
+import { openWorkspaces } from '../startup/workspaces.ts';
 
 /**
  * `paddock runner`: hosts sandboxes in a process of its own, connected to the server at

@@ -11,22 +11,22 @@ import Fastify, {
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { installAuth } from './http/auth.ts';
-import { controlPlaneRoutes } from './http/control-plane/index.ts';
-import { installErrorHandling } from './http/errors.ts';
-import { gatewayRoutes } from './http/gateway.ts';
-import { loginRoutes } from './http/login.ts';
-import { installOpenApi } from './http/openapi.ts';
-import { agentRoutes } from './http/public/agents.ts';
-import { codeRoutes } from './http/public/code.ts';
-import { eventStreamRoutes } from './http/public/event-stream.ts';
-import { fileRoutes } from './http/public/files.ts';
-import { machineRoutes } from './http/public/machines.ts';
-import { taskRoutes } from './http/public/tasks.ts';
-import { threadRoutes } from './http/public/threads.ts';
-import { uploadRoutes } from './http/public/uploads.ts';
-import { type RunnerLinkOptions, runnerLinkRoutes } from './http/runner-link.ts';
-import { tusUploadRoutes } from './http/tus-uploads.ts';
+import { installAuth } from './auth.ts';
+import { controlPlaneRoutes } from './control-plane/index.ts';
+import { installErrorHandling } from './errors.ts';
+import { gatewayRoutes } from './gateway.ts';
+import { loginRoutes } from './login.ts';
+import { installOpenApi } from './openapi.ts';
+import { agentRoutes } from './public/agents.ts';
+import { codeRoutes } from './public/code.ts';
+import { eventStreamRoutes } from './public/event-stream.ts';
+import { fileRoutes } from './public/files.ts';
+import { machineRoutes } from './public/machines.ts';
+import { taskRoutes } from './public/tasks.ts';
+import { threadRoutes } from './public/threads.ts';
+import { uploadRoutes } from './public/uploads.ts';
+import { type RunnerLinkOptions, runnerLinkRoutes } from './runner-link.ts';
+import { tusUploadRoutes } from './tus-uploads.ts';
 
 export interface AppOptions {
   services: Services;

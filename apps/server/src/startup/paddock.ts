@@ -22,24 +22,24 @@ import { createWorkspaceIo, type HeldTurn, RunnerHub } from '@paddock/sandbox';
 import { findThread, findTurn, openStore, type Store } from '@paddock/store';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { buildApp } from './app.ts';
+import { buildApp } from '../http/app.ts';
+import { startDockerSandboxes } from '../sandbox-hosts/docker.ts';
+import { createRunner, embeddedSandboxHost } from '../sandbox-hosts/embedded.ts';
+import { startLiveSandboxRenewal } from '../sandbox-hosts/live-sandbox-renewal.ts';
+import { microVmSandboxHost } from '../sandbox-hosts/micro-vm.ts';
+import { startMicroVmCheck } from '../sandbox-hosts/micro-vm-check.ts';
+import { providerAvailability } from '../sandbox-hosts/provider-availability.ts';
+import { routedSandboxHost } from '../sandbox-hosts/routed.ts';
+import { startUploadPurge } from '../uploads/upload-purge.ts';
+import { createUploadBackend } from '../uploads/upload-store.ts';
 import { announceBootstrap, keepBootstrap } from './bootstrap-files.ts';
 import type { Config } from './config.ts';
 import { loadDeploymentConfig, orgLimits } from './deployment-config.ts';
-import { startDockerSandboxes } from './docker-sandboxes.ts';
-import { startLiveSandboxRenewal } from './live-sandbox-renewal.ts';
 import { createLogger } from './logger.ts';
-import { startMicroVmCheck } from './micro-vm.ts';
-import { microVmSandboxHost } from './micro-vm-host.ts';
 import { loadNodeId } from './node-id.ts';
-import { providerAvailability } from './provider-availability.ts';
-import { routedSandboxHost } from './routed-sandbox-host.ts';
 import { loadRunnerToken } from './runner-token.ts';
-import { createRunner, embeddedSandboxHost } from './sandbox-host.ts';
 import { loadSecretKey } from './secret-key.ts';
 import { databaseFailure, listenFailure, prepareDataDir } from './startup-errors.ts';
-import { startUploadPurge } from './upload-purge.ts';
-import { createUploadBackend } from './upload-store.ts';
 import { openWorkspaces } from './workspaces.ts';
 
 /**
@@ -66,7 +66,7 @@ export async function startPaddock(
   const deployment = loadDeploymentConfig(config.PADDOCK_CONFIG);
   // A provider the deployment config leaves off says why it cannot run at debug only.
   const enabled = (...kinds: MachineKind[]) => kinds.some((kind) => deployment.providers[kind]?.enabled);
-  // sandbox_f: a real guest run, in the background from here on (see micro-vm.ts).
+  // sandbox_f: a real guest run, in the background from here on (see micro-vm-check.ts).
   const microVmCheck = startMicroVmCheck(config.PADDOCK_MICROVM_ACCEL, logger, enabled('sandbox_f'));
   prepareDataDir(config.dataDir);
   const secrets = createSecretBox(loadSecretKey(config.PADDOCK_SECRET_KEY, config.dataDir));

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildRootfsTarball, DockerEngine, importBaseImage } from '@paddock/sandbox';
-import type { Config } from './config.ts';
+import type { Config } from '../startup/config.ts';
 
 const usage = `usage: paddock docker-image [--rootfs FILE] [--include PKG,PKG] [--suite SUITE] [--mirror URL]
 Builds sandbox_b's base image (PADDOCK_DOCKER_IMAGE) on the engine at DOCKER_HOST from a Debian root

@@ -1,7 +1,7 @@
 import type { ProviderAvailability, SandboxHost } from '@paddock/core';
 import { createDockerProvider, DockerEngine, Runner, type Workspaces } from '@paddock/sandbox';
 import type { Logger } from 'pino';
-import { deferredSandboxHost, embeddedSandboxHost } from './sandbox-host.ts';
+import { deferredSandboxHost, embeddedSandboxHost } from './embedded.ts';
 
 export interface DockerSetup {
   /** `DOCKER_HOST`: the engine the containers run on, on this host. */

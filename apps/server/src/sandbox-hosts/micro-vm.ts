@@ -1,8 +1,8 @@
 import type { SandboxHost } from '@paddock/core';
 import { type ApiTarget, createMicroVmProvider, Runner, type Workspaces } from '@paddock/sandbox';
 import type { Logger } from 'pino';
-import type { MicroVmCheck } from './micro-vm.ts';
-import { deferredSandboxHost, embeddedSandboxHost } from './sandbox-host.ts';
+import { deferredSandboxHost, embeddedSandboxHost } from './embedded.ts';
+import type { MicroVmCheck } from './micro-vm-check.ts';
 
 export interface MicroVmHostSetup {
   check: MicroVmCheck;

@@ -2,7 +2,7 @@ import type { SandboxHost } from '@paddock/core';
 import { detectProvider, Runner, type Workspaces } from '@paddock/sandbox';
 import type { ModelMessage } from 'ai';
 import type { Logger } from 'pino';
-import { StartupError } from './config.ts';
+import { StartupError } from '../startup/config.ts';
 
 export interface RunnerSetup {
   mode: 'auto' | 'bwrap' | 'process';

@@ -5,7 +5,7 @@ import type { UploadStore } from '@paddock/core';
 import { FileStore } from '@tus/file-store';
 import { S3Store } from '@tus/s3-store';
 import { type DataStore, ERRORS, Upload } from '@tus/server';
-import type { Config } from './config.ts';
+import type { Config } from '../startup/config.ts';
 
 /** A tus data store that can also stream a finished upload back (both the file and the S3 store can). */
 export type ReadableDataStore = DataStore & { read(id: string): Readable | Promise<Readable> };
