@@ -1,7 +1,7 @@
 import { mintToken } from '@paddock/core';
 import type { Database } from '@paddock/store';
 import { testDatabases } from '@paddock/testing';
-import { startControlPlaneServer, type TestServer } from '@paddock/testing/server';
+import { startInjectedServer, type TestServer } from '@paddock/testing/server';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentSpec, json } from './helpers.ts';
@@ -318,7 +318,7 @@ describe.each(testDatabases())('control-plane security on $name', (database) => 
   const credentials = {} as Record<Kind, string | null>;
 
   beforeAll(async () => {
-    server = await startControlPlaneServer(database);
+    server = await startInjectedServer(database);
     const { db } = server.paddock.services.store;
     const admin = await db
       .selectFrom('users')

@@ -4,7 +4,7 @@ import { hashPassword, mintToken } from '@paddock/core';
 import { newId, timestamp } from '@paddock/protocol';
 import { insertOrgMember, insertTeamMember, insertUser } from '@paddock/store';
 import { testDatabases } from '@paddock/testing';
-import { startControlPlaneServer, type TestServer } from '@paddock/testing/server';
+import { startInjectedServer, type TestServer } from '@paddock/testing/server';
 import { createLocalJWKSet, exportJWK, generateKeyPair, type JWK, jwtVerify, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentSpec, json } from './helpers.ts';
@@ -27,7 +27,7 @@ describe.each(testDatabases())('credentials on $name', (database) => {
   let server: TestServer;
   let session: string;
   beforeAll(async () => {
-    server = await startControlPlaneServer(database);
+    server = await startInjectedServer(database);
     session = (await login(server, 'admin', 'test-password')).access_token;
   });
   afterAll(() => server.close());
@@ -386,7 +386,7 @@ describe.each(testDatabases())('credentials on $name', (database) => {
 describe.each(testDatabases())('the login lockout behind a trusted proxy on $name', (database) => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startControlPlaneServer(database, { PADDOCK_TRUST_PROXY: '127.0.0.1' });
+    server = await startInjectedServer(database, { PADDOCK_TRUST_PROXY: '127.0.0.1' });
   });
   afterAll(() => server.close());
 
@@ -433,7 +433,7 @@ describe.each(testDatabases())('sessions from an external OpenID Connect issuer 
         .setIssuedAt()
         .setExpirationTime('10m')
         .sign(privateKey);
-    server = await startControlPlaneServer(database, {
+    server = await startInjectedServer(database, {
       PADDOCK_OIDC_ISSUER: issuerUrl,
       PADDOCK_OIDC_AUDIENCE: 'paddock-cli',
     });

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { mintToken } from '@paddock/core';
 import { testDatabases } from '@paddock/testing';
-import { listThreadsForTest, startTestServer, type TestServer } from '@paddock/testing/server';
+import { listThreadsForTest, startInjectedServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminTokenWith, agentSpec, json } from './helpers.ts';
 
@@ -20,7 +20,7 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
   const missing = '0190a0a0-0000-7000-8000-000000000000';
 
   beforeAll(async () => {
-    server = await startTestServer(database);
+    server = await startInjectedServer(database);
     readToken = await adminTokenWith(server, ['read']);
     adminOnlyToken = await adminTokenWith(server, ['admin']);
   });
@@ -225,7 +225,7 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
   });
 
   it('answers 503 with Retry-After when credentials cannot be looked up', async () => {
-    const broken = await startTestServer(database);
+    const broken = await startInjectedServer(database);
     const fresh = await adminTokenWith(broken, ['read']);
     // The fault: the database goes away under a running server.
     await broken.paddock.services.store.db.destroy();
@@ -237,7 +237,7 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
   });
 
   it('answers a Stop whose database fails with 503 turn_interrupt_unconfirmed and Retry-After 1', async () => {
-    const broken = await startTestServer(database);
+    const broken = await startInjectedServer(database);
     const { thread_id } = await json<{ thread_id: string }>(
       await broken.request('POST', '/v2/threads', { body: { agent: agentSpec() } }),
       201,

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { newId } from '@paddock/protocol';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cliOf, createAgent, strangerToken } from './control-plane-helpers.ts';
 import { adminTokenWith, json, settled } from './helpers.ts';
 
@@ -55,17 +55,18 @@ async function publishEvals(server: TestServer, agentId: string, evals: ReturnTy
 }
 
 /** Waits until none of the agent's runs is `running`, and answers them (newest first). */
-async function finishedRuns(server: TestServer, agentId: string, query = '') {
-  const until = Date.now() + 20_000;
-  for (;;) {
-    const { items } = await json<{ items: EvalRun[] }>(
-      await cliOf(server)('GET', `/agents/${agentId}/eval-runs${query}`),
-      200,
-    );
-    if (items.every((r) => r.status !== 'running')) return items;
-    if (Date.now() > until) throw new Error('eval runs still running');
-    await new Promise((r) => setTimeout(r, 50));
-  }
+function finishedRuns(server: TestServer, agentId: string, query = '') {
+  return vi.waitFor(
+    async () => {
+      const { items } = await json<{ items: EvalRun[] }>(
+        await cliOf(server)('GET', `/agents/${agentId}/eval-runs${query}`),
+        200,
+      );
+      if (items.some((r) => r.status === 'running')) throw new Error('eval runs still running');
+      return items;
+    },
+    { timeout: 20_000, interval: 50 },
+  );
 }
 
 describe.each(testDatabases())('evals on $name', (database) => {

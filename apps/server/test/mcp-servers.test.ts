@@ -6,7 +6,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { saveMcpOauthToken } from '@paddock/core';
 import { testDatabases } from '@paddock/testing';
 import { freePort } from '@paddock/testing/http';
-import { startControlPlaneServer, type TestServer } from '@paddock/testing/server';
+import { startInjectedServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { strangerToken } from './control-plane-helpers.ts';
 import { adminTokenWith, agentSpec, json } from './helpers.ts';
@@ -73,7 +73,7 @@ describe.each(testDatabases())('MCP server report on $name', (database) => {
 
   beforeAll(async () => {
     // The MCP servers here listen on loopback: a deployment with a local MCP server allows it so.
-    server = await startControlPlaneServer(database, { PADDOCK_OUTBOUND_ALLOW: '127.0.0.1' });
+    server = await startInjectedServer(database, { PADDOCK_OUTBOUND_ALLOW: '127.0.0.1' });
     const open = await listen((req, res) => serveStreamable(req, res, 3));
     // Requires OAuth: 401 with the MCP authorization `WWW-Authenticate` and protected-resource
     // metadata, unless the caller brings the token the authorization server would have issued.
@@ -374,8 +374,8 @@ describe.each(testDatabases())('MCP probe and the outbound guard on $name', (dat
   const local: { server: Server; port: number; connections: number }[] = [];
   beforeAll(async () => {
     [guarded, allowing] = await Promise.all([
-      startControlPlaneServer(database),
-      startControlPlaneServer(database, { PADDOCK_OUTBOUND_ALLOW: '127.0.0.0/8,::1' }),
+      startInjectedServer(database),
+      startInjectedServer(database, { PADDOCK_OUTBOUND_ALLOW: '127.0.0.0/8,::1' }),
     ]);
     for (const host of ['127.0.0.1', '::1']) {
       const server = createServer((req, res) => void serveStreamable(req, res, 1));

@@ -1,7 +1,7 @@
 import { mintToken } from '@paddock/core';
 import { findFirstTeam } from '@paddock/store';
 import { testDatabases } from '@paddock/testing';
-import { startControlPlaneServer, type TestServer } from '@paddock/testing/server';
+import { startInjectedServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { strangerToken } from './control-plane-helpers.ts';
 import { adminTokenWith, agentSpec, json } from './helpers.ts';
@@ -28,7 +28,7 @@ describe.each(testDatabases())('orchestrations on $name', (database) => {
   let strangerAgent: string;
 
   beforeAll(async () => {
-    server = await startControlPlaneServer(database);
+    server = await startInjectedServer(database);
     const team = (await findFirstTeam(server.paddock.services.store.db))!;
     teamId = team.id;
     orgId = team.org_id;

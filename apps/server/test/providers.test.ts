@@ -5,7 +5,7 @@ import { mintToken } from '@paddock/core';
 import { newId, timestamp } from '@paddock/protocol';
 import { insertUser } from '@paddock/store';
 import { testDatabases } from '@paddock/testing';
-import { startControlPlaneServer, type TestServer } from '@paddock/testing/server';
+import { startInjectedServer, type TestServer } from '@paddock/testing/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadDeploymentConfig } from '../src/startup/deployment-config.ts';
 import { agentSpec, json } from './helpers.ts';
@@ -44,7 +44,7 @@ describe.each(testDatabases())('sandbox providers on $name', (database) => {
     // Switched on, so what `available` says is whether this host can run them.
     const config =
       'providers:\n  sandbox_b: { enabled: true }\n  sandbox_e: { enabled: true }\n  sandbox_f: { enabled: true }\n';
-    server = await startControlPlaneServer(database, {
+    server = await startInjectedServer(database, {
       PADDOCK_CONFIG: configFile(config),
       DOCKER_HOST: 'unix:///nonexistent/docker.sock',
     });
@@ -78,7 +78,7 @@ describe.each(testDatabases())('sandbox providers on $name', (database) => {
   it('refuses a provider switched off (503), one that cannot run here (503) and a runtime it does not take (422)', async () => {
     const path = configFile('providers:\n  sandbox_b: { enabled: true }\n');
     // No Docker engine there, so sandbox_b cannot run (docker-sandbox.test.ts runs it on one).
-    server = await startControlPlaneServer(database, {
+    server = await startInjectedServer(database, {
       PADDOCK_CONFIG: path,
       DOCKER_HOST: 'unix:///nonexistent/docker.sock',
     });
@@ -100,7 +100,7 @@ describe.each(testDatabases())('sandbox providers on $name', (database) => {
 
   it('says per caller which providers agent create takes: switched off or outside their rollout is unavailable, with its reason', async () => {
     const insider = newId();
-    server = await startControlPlaneServer(database, {
+    server = await startInjectedServer(database, {
       PADDOCK_CONFIG: configFile(
         `providers:\n  sandbox_a: { enabled: true, rollout: { users: ['${insider}'] } }\n  sandbox_c: { enabled: false }\n  sandbox_d: { enabled: true, rollout: { percent: 100 } }\n`,
       ),
@@ -145,19 +145,19 @@ describe.each(testDatabases())('sandbox providers on $name', (database) => {
   });
 
   it('takes sandbox_e agents once the config enables the provider (off by default)', async () => {
-    server = await startControlPlaneServer(database);
+    server = await startInjectedServer(database);
     expect(
       (await json<{ detail: { code: string } }>(await createOn(server, 'sandbox_e'), 503)).detail.code,
     ).toBe('provider_disabled');
     await server.close();
-    server = await startControlPlaneServer(database, {
+    server = await startInjectedServer(database, {
       PADDOCK_CONFIG: configFile('providers:\n  sandbox_e: { enabled: true }\n'),
     });
     await json(await createOn(server, 'sandbox_e'), 201);
   });
 
   it('gives each agent a size its provider offers: L by default where L is all there is, 422 for another', async () => {
-    server = await startControlPlaneServer(database, {
+    server = await startInjectedServer(database, {
       PADDOCK_CONFIG: configFile('providers:\n  sandbox_d: { enabled: true }\n'),
     });
     const sizeOf = async (agentId: string) =>
@@ -187,7 +187,7 @@ describe.each(testDatabases())('sandbox providers on $name', (database) => {
   });
 
   it('admits only accounts inside a provider rollout (403 outside)', async () => {
-    server = await startControlPlaneServer(database, {
+    server = await startInjectedServer(database, {
       PADDOCK_CONFIG: configFile(
         'providers:\n  sandbox_a:\n    enabled: true\n    rollout: { orgs: [], users: [] }\n',
       ),
@@ -196,12 +196,12 @@ describe.each(testDatabases())('sandbox providers on $name', (database) => {
     expect(outside.detail.code).toBe('provider_not_in_rollout');
     await server.close();
     const everyone = configFile('providers:\n  sandbox_a: { enabled: true, rollout: { percent: 100 } }\n');
-    server = await startControlPlaneServer(database, { PADDOCK_CONFIG: everyone });
+    server = await startInjectedServer(database, { PADDOCK_CONFIG: everyone });
     await json(await createOn(server, 'sandbox_a'), 201);
   });
 
   it('switches the default provider off when the config says so', async () => {
-    server = await startControlPlaneServer(database, {
+    server = await startInjectedServer(database, {
       PADDOCK_CONFIG: configFile('providers:\n  sandbox_a: { enabled: false }\n'),
     });
     expect(

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createSecretBox } from '@paddock/core';
 import { openStore } from '@paddock/store';
 import { createPostgresDatabase, testDatabases } from '@paddock/testing';
-import { startControlPlaneServer, type TestServer } from '@paddock/testing/server';
+import { startInjectedServer, type TestServer } from '@paddock/testing/server';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminTokenWith, agentSpec, allEvents, json } from './helpers.ts';
@@ -26,7 +26,7 @@ describe.each(testDatabases())('MCP server secrets on $name', (database) => {
   const envValue = `mcp-env-secret-${randomBytes(6).toString('hex')}`;
   beforeAll(async () => {
     // The probe target is on loopback, which outbound requests reach only where the deployment allows.
-    server = await startControlPlaneServer(database, { PADDOCK_OUTBOUND_ALLOW: '127.0.0.1' });
+    server = await startInjectedServer(database, { PADDOCK_OUTBOUND_ALLOW: '127.0.0.1' });
     probe = createServer((req, res) => {
       received.push(String(req.headers.authorization));
       res.writeHead(404).end();

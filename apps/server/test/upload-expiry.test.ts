@@ -2,10 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { testDatabases } from '@paddock/testing';
 import { startControlPlaneServer, type TestServer } from '@paddock/testing/server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createIdleThread, json } from './helpers.ts';
 import {
   createTransfer,
@@ -27,17 +26,26 @@ describe.each(testDatabases())('upload expiry, authorize, cancel and purge on $n
       PADDOCK_UPLOAD_URL_TTL_MS: String(TTL_MS),
       PADDOCK_UPLOAD_RETENTION_MS: String(RETENTION_MS),
     });
+    // The server runs in this process and reads this clock: the windows are moved past rather than
+    // waited out. Only the date is faked; it runs on in real time between the moves.
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
   });
-  afterAll(() => server.close());
+  afterAll(async () => {
+    vi.useRealTimers();
+    await server.close();
+  });
+  const advance = (ms: number) => vi.setSystemTime(Date.now() + ms);
 
   const storedBytes = (key: string) => join(server.dataDir, 'uploads', key);
   /** The purge marks the transfer unstored, then removes the bytes and the file store's record of them. */
   async function bytesDropped(key: string): Promise<void> {
-    const until = Date.now() + 5000;
-    while (existsSync(storedBytes(key)) || existsSync(`${storedBytes(key)}.json`)) {
-      if (Date.now() > until) throw new Error(`bytes of ${key} are still stored`);
-      await sleep(20);
-    }
+    await vi.waitFor(
+      () => {
+        if (existsSync(storedBytes(key)) || existsSync(`${storedBytes(key)}.json`))
+          throw new Error(`bytes of ${key} are still stored`);
+      },
+      { timeout: 5000, interval: 20 },
+    );
   }
   const authorize = async (taskId: string, transferId: string) =>
     json<Awaited<ReturnType<typeof readTransfer>>>(
@@ -51,7 +59,7 @@ describe.each(testDatabases())('upload expiry, authorize, cancel and purge on $n
     const created = await createTransfer(server, taskId, 'late.bin', data.length);
     const first = created.upload!.endpoint;
     expect((await tusPatch(first, 0, data.subarray(0, 700))).status).toBe(204);
-    await sleep(TTL_MS + 50);
+    advance(TTL_MS + 50);
 
     const lapsed = await tusHead(first);
     expect(lapsed.status).toBe(403);
@@ -110,6 +118,7 @@ describe.each(testDatabases())('upload expiry, authorize, cancel and purge on $n
       (await server.request('POST', `/v2/tasks/${taskId}/files/uploads/${created.id}/authorize`)).status,
     ).toBe(409);
 
+    advance(RETENTION_MS);
     const purged = await transferWhen(server, taskId, created.id, (t) => !t.stored, RETENTION_MS * 4);
     expect(purged).toMatchObject({ status: 'cancelled', bytes_transferred: 1200 });
     await bytesDropped(created.id);
@@ -120,6 +129,7 @@ describe.each(testDatabases())('upload expiry, authorize, cancel and purge on $n
     const taskId = await createIdleThread(server);
     const created = await createTransfer(server, taskId, 'abandoned.bin', 5000);
     expect((await tusPatch(created.upload!.endpoint, 0, randomBytes(300))).status).toBe(204);
+    advance(TTL_MS + RETENTION_MS);
     const expired = await transferWhen(
       server,
       taskId,

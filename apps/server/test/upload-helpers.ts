@@ -1,6 +1,7 @@
 import type { FileTransfer } from '@paddock/protocol';
 import type { TestServer } from '@paddock/testing/server';
 import { type HttpRequest, Upload, type UploadOptions } from 'tus-js-client';
+import { vi } from 'vitest';
 import { json } from './helpers.ts';
 
 type Api = Pick<TestServer, 'request'>;
@@ -27,13 +28,14 @@ export async function transferWhen(
   done: (transfer: FileTransfer) => boolean,
   timeoutMs = 10_000,
 ): Promise<FileTransfer> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const transfer = await readTransfer(server, taskId, transferId);
-    if (done(transfer)) return transfer;
-    if (Date.now() > until) throw new Error(`transfer ${transferId} still ${JSON.stringify(transfer)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return vi.waitFor(
+    async () => {
+      const transfer = await readTransfer(server, taskId, transferId);
+      if (!done(transfer)) throw new Error(`transfer ${transferId} still ${JSON.stringify(transfer)}`);
+      return transfer;
+    },
+    { timeout: timeoutMs, interval: 50 },
+  );
 }
 
 /**

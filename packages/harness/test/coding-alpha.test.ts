@@ -4,7 +4,7 @@ import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { createModelRouter } from '@paddock/models';
 import { harnesses } from '@paddock/protocol';
 import { startGatewayServer, streamingModel } from '@paddock/testing/gateway';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { getHarness } from '../src/index.ts';
 import { isProcessAlive, ofType, runTurn, tempDir, waitForFile } from './turn-helpers.ts';
 
@@ -109,13 +109,17 @@ describe('coding_alpha', () => {
 
   it('is cancelled promptly while the model sleeps', async () => {
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 100);
+    const asked = server.bodies.length;
     const started = Date.now();
-    const turn = await runTurn(codingAlpha, '::sleep 60000\nhello', {
+    const pending = runTurn(codingAlpha, '::sleep 60000\nhello', {
       gateway: server.gateway,
       workspaceDir: await tempDir(),
       signal: controller.signal,
     });
+    // Cancelled once the model has the call, so while it sleeps.
+    await vi.waitFor(() => expect(server.bodies.length).toBeGreaterThan(asked), { interval: 5 });
+    controller.abort();
+    const turn = await pending;
     expect(Date.now() - started).toBeLessThan(2000);
     expect(turn.stopReason).toBe('cancelled');
     expect(ofType(turn.events, 'error')).toEqual([]);
@@ -139,9 +143,10 @@ describe('coding_alpha', () => {
     expect(turn.stopReason).toBe('cancelled');
     const end = ofType(turn.events, 'tool_call.end')[0];
     expect(end.data).toMatchObject({ status: 'error', error: 'cancelled' });
-    const deadline = Date.now() + 2000;
-    while ((await isProcessAlive(pid)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    expect(await isProcessAlive(pid)).toBe(false);
+    await vi.waitFor(async () => expect(await isProcessAlive(pid)).toBe(false), {
+      timeout: 2000,
+      interval: 20,
+    });
     // The conversation stays valid for the next turn: the cancelled call has a result.
     expect(turn.messages.map((m) => m.role)).toEqual(['assistant', 'tool']);
     expect(turn.messages[1]).toMatchObject({

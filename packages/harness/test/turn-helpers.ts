@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DraftEvent } from '@paddock/protocol';
 import type { ModelMessage } from 'ai';
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
 import type { GatewayAccess, Harness, HarnessTurnResult, SteeringInbox } from '../src/types.ts';
 
 export async function tempDir(prefix = 'paddock-harness-'): Promise<string> {
@@ -61,14 +61,16 @@ export function ofType<T extends DraftEvent['type']>(events: DraftEvent[], type:
   return events.filter((e): e is Extract<DraftEvent, { type: T }> => e.type === type);
 }
 
-export async function waitForFile(path: string, timeoutMs = 5000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const text = await readFile(path, 'utf8').catch(() => '');
-    if (text.trim()) return text;
-    if (Date.now() > deadline) throw new Error(`${path} did not appear`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** The text of a file once something has written it. */
+export function waitForFile(path: string, timeoutMs = 5000): Promise<string> {
+  return vi.waitFor(
+    async () => {
+      const text = await readFile(path, 'utf8').catch(() => '');
+      if (!text.trim()) throw new Error(`${path} did not appear`);
+      return text;
+    },
+    { timeout: timeoutMs, interval: 20 },
+  );
 }
 
 /** Alive and not a zombie waiting to be reaped. */

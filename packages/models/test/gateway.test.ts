@@ -2,7 +2,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV4, LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import { startGatewayServer, streamingModel } from '@paddock/testing/gateway';
 import { generateText, stepCountIs, streamText, tool } from 'ai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { createModelRouter } from '../src/model-router.ts';
 
@@ -286,19 +286,11 @@ describe('gateway wire format', () => {
       }),
       signal: controller.signal,
     }).catch((error: unknown) => error);
-    await waitFor(() => seenCalls.length > callsBefore);
+    await vi.waitFor(() => expect(seenCalls.length).toBeGreaterThan(callsBefore), { interval: 10 });
     const call = seenCalls.at(-1)!;
     expect(call.abortSignal?.aborted).toBe(false);
     controller.abort();
     await request;
-    await waitFor(() => call.abortSignal?.aborted === true);
+    await vi.waitFor(() => expect(call.abortSignal?.aborted).toBe(true), { interval: 10 });
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 2000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

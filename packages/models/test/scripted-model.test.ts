@@ -1,5 +1,6 @@
+import type { LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import { APICallError, generateText, stepCountIs, streamText, tool } from 'ai';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { createEvalJudge } from '../src/judge/eval-judge.ts';
 import { createScriptedModel } from '../src/scripted-model.ts';
@@ -21,9 +22,9 @@ const tools = {
   }),
 };
 
-async function run(prompt: string, abortSignal?: AbortSignal) {
+async function run(prompt: string, abortSignal?: AbortSignal, calledModel = model) {
   const result = streamText({
-    model,
+    model: calledModel,
     prompt,
     tools,
     stopWhen: stepCountIs(5),
@@ -108,9 +109,21 @@ describe('scripted model through streamText', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(35);
 
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
+    // A call starts its sleep before it first awaits: once it has been made, the abort lands mid-sleep.
+    let called = false;
+    const watched = {
+      ...model,
+      doStream(options: LanguageModelV4CallOptions) {
+        const call = model.doStream(options);
+        called = true;
+        return call;
+      },
+    };
     const abortStarted = Date.now();
-    const parts = await run('::sleep 60000\nhi', controller.signal);
+    const running = run('::sleep 60000\nhi', controller.signal, watched);
+    await vi.waitFor(() => expect(called).toBe(true), { interval: 5 });
+    controller.abort();
+    const parts = await running;
     expect(Date.now() - abortStarted).toBeLessThan(2000);
     expect(parts.some((p) => p.type === 'abort')).toBe(true);
     expect(parts.some((p) => p.type === 'text-delta')).toBe(false);

@@ -9,17 +9,48 @@ export type ApiRequest = (
 
 /** `fetch` against a Paddock server, with `token` unless another (or `null`: none) is given. */
 export function apiRequester(baseUrl: () => string, token: string): ApiRequest {
-  return (method, path, options = {}) => {
-    const headers: Record<string, string> = { ...options.headers };
-    const bearer = options.token === undefined ? token : options.token;
-    if (bearer !== null) headers.authorization = `Bearer ${bearer}`;
-    if (options.body !== undefined) headers['content-type'] = 'application/json';
-    return fetch(`${baseUrl()}${path}`, {
-      method,
-      headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  return (method, path, options = {}) =>
+    fetch(`${baseUrl()}${path}`, { method, ...requestParts(token, options) });
+}
+
+/** What `app.inject` needs of a Fastify app: a request in, its answer back without a socket. */
+export type Inject = (request: {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+}) => Promise<{ statusCode: number; headers: Record<string, unknown>; rawPayload: Buffer }>;
+
+/**
+ * The same requests as `apiRequester`, handed to the app in process (Fastify's `inject`): no
+ * socket, no HTTP client, the same `Response` back.
+ */
+export function injectRequester(inject: Inject, token: string): ApiRequest {
+  return async (method, path, options = {}) => {
+    const { headers, body } = requestParts(token, options);
+    const answer = await inject({ method, url: path, headers, body });
+    const answered = new Headers();
+    for (const [name, value] of Object.entries(answer.headers)) {
+      for (const one of [value].flat()) if (one !== undefined) answered.append(name, String(one));
+    }
+    // A 204 or 304 has no body, and `Response` refuses to be given one, even empty.
+    const bodyless = [101, 204, 205, 304].includes(answer.statusCode);
+    return new Response(bodyless ? null : new Uint8Array(answer.rawPayload), {
+      status: answer.statusCode,
+      headers: answered,
     });
   };
+}
+
+function requestParts(
+  token: string,
+  options: Parameters<ApiRequest>[2] = {},
+): { headers: Record<string, string>; body?: string } {
+  const headers: Record<string, string> = { ...options.headers };
+  const bearer = options.token === undefined ? token : options.token;
+  if (bearer !== null) headers.authorization = `Bearer ${bearer}`;
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  return { headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) };
 }
 
 /** A loopback port nothing listens on right now. */

@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import type { Faults } from '@paddock/core';
 import { parseConfig } from '@paddock/server/config';
 import { type Paddock, startPaddock } from '@paddock/server/paddock';
+import type { HTTPMethods } from 'fastify';
 import type { Logger } from 'pino';
 import { createPostgresDatabase, type TestDatabase } from './databases.ts';
-import { type ApiRequest, apiRequester } from './http.ts';
+import { type ApiRequest, apiRequester, type Inject, injectRequester } from './http.ts';
 
 export interface TestServer {
   paddock: Paddock;
@@ -75,4 +76,22 @@ export function startControlPlaneServer(
   options: { faults?: Faults; logger?: Logger } = {},
 ): Promise<TestServer> {
   return startTestServer(database, { PADDOCK_STANDBY_SANDBOXES: '0', ...env }, options);
+}
+
+/**
+ * A control-plane server for tests that need no socket: its `request` hands each request to the
+ * app in process (Fastify's `inject`). `startPaddock` listens, so the listener is closed at once: a
+ * test that reaches for a socket (an event stream, a runner's websocket, a tus upload, a sandbox
+ * calling back, another process) fails rather than passing by way of it.
+ */
+export async function startInjectedServer(
+  database: TestDatabase,
+  env: Record<string, string> = {},
+  options: { faults?: Faults; logger?: Logger } = {},
+): Promise<TestServer> {
+  const server = await startControlPlaneServer(database, env, options);
+  const { app } = server.paddock;
+  await new Promise((resolve) => app.server.close(resolve));
+  const inject: Inject = (request) => app.inject({ ...request, method: request.method as HTTPMethods });
+  return { ...server, request: injectRequester(inject, server.token) };
 }

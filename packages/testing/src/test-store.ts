@@ -25,7 +25,7 @@ export async function openTestStore(
 /** Inserts a user, team, agent and thread: the rows a thread-level test needs. */
 export async function seedThread(
   store: Store,
-): Promise<{ threadId: string; agentId: string; userId: string }> {
+): Promise<{ threadId: string; agentId: string; userId: string; teamId: string }> {
   const at = timestamp();
   const userId = newId();
   const orgId = newId();
@@ -76,7 +76,7 @@ export async function seedThread(
       })
       .execute();
   });
-  return { threadId, agentId, userId };
+  return { threadId, agentId, userId, teamId };
 }
 
 /** A queued turn of `threadId`, as a row to insert (`enqueueTurn`, or straight into `turns`). */

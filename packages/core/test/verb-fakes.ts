@@ -1,0 +1,46 @@
+import { newId } from '@paddock/protocol';
+import type { Actor, Logger } from '../src/context.ts';
+import type { SandboxHost, SandboxPlacement } from '../src/turns/sandbox-host.ts';
+
+/** A user calling with a personal token of every mintable scope, a member of `teamIds`. */
+export function userActor(userId: string, ...teamIds: string[]): Actor {
+  return {
+    userId,
+    teamIds: new Set(teamIds),
+    credential: {
+      id: newId(),
+      kind: 'pat',
+      scopes: new Set(['read', 'publish', 'admin']),
+      binding: { type: 'user' },
+    },
+  };
+}
+
+/** A logger that keeps what was logged at `error`, for the tests that assert a fault was logged. */
+export function recordingLog(): Logger & { errors: string[] } {
+  const errors: string[] = [];
+  return { errors, info: () => {}, warn: () => {}, error: (_obj, msg) => void errors.push(msg ?? '') };
+}
+
+/**
+ * The sandbox seam behind a verb under test, with no sandbox behind it: it records the calls a verb
+ * makes and refuses the ones that would need a sandbox, so a verb that reaches for one fails loudly.
+ */
+export function recordingSandboxHost() {
+  const calls = { placed: [] as [string, SandboxPlacement][], orphanInterrupts: [] as string[] };
+  const noSandbox = () => Promise.reject(new Error('no sandbox behind this host'));
+  const host: SandboxHost = {
+    place: (threadId, placement) => void calls.placed.push([threadId, placement]),
+    runnerFor: () => undefined,
+    isRunning: () => false,
+    ensure: noSandbox,
+    runTurn: noSandbox,
+    interrupt: () => {
+      throw new Error('no sandbox behind this host');
+    },
+    interruptOrphan: (threadId) => void calls.orphanInterrupts.push(threadId),
+    steer: noSandbox,
+    exec: noSandbox,
+  };
+  return { host, calls };
+}
