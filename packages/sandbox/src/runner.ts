@@ -2,10 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { access, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { HarnessTurnResult } from '@paddock/harness';
-import type { DraftEvent, SandboxExec, SandboxExecResult } from '@paddock/protocol';
+import type {
+  DraftEvent,
+  SandboxExec,
+  SandboxExecResult,
+  SteeredMessage,
+  TurnCommand,
+  TurnResult,
+} from '@paddock/protocol';
+import type { ModelMessage } from 'ai';
 import { type ApiProxy, type ApiTarget, startApiProxy } from './api-proxy.ts';
-import type { TurnCommand } from './protocol.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSize } from './provider.ts';
 import { type SandboxLifecycle, SandboxTimers } from './sandbox-timers.ts';
 import { type StandbyOptions, StandbyPool } from './standby-pool.ts';
@@ -192,7 +198,7 @@ export class Runner {
     threadId: string,
     command: TurnCommand,
     onEvent: (event: DraftEvent) => void,
-  ): Promise<HarnessTurnResult> {
+  ): Promise<TurnResult<ModelMessage>> {
     const thread = this.#threads.get(threadId);
     if (!thread) return Promise.resolve(sandboxExited('the thread has no running sandbox'));
     const timers = this.#timers.get(threadId);
@@ -208,7 +214,7 @@ export class Runner {
   }
 
   /** Offers messages to the thread's running turn (native steering); false when it did not take them. */
-  steer(threadId: string, turnId: string, messages: { id: string; content: string }[]): Promise<boolean> {
+  steer(threadId: string, turnId: string, messages: SteeredMessage[]): Promise<boolean> {
     const thread = this.#threads.get(threadId);
     if (!thread) return Promise.resolve(false);
     return this.#wake(threadId, thread).then(() => thread.steer(turnId, messages));

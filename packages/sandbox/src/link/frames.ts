@@ -1,6 +1,11 @@
 import { harnessTurnResultSchema } from '@paddock/harness';
-import { draftEventSchema, modelSettingsSchema, sandboxExecSchema } from '@paddock/protocol';
-import type { ModelMessage } from 'ai';
+import {
+  type ConversationMessage,
+  draftEventSchema,
+  sandboxExecSchema,
+  steeredMessageSchema,
+  turnCommandSchema,
+} from '@paddock/protocol';
 import { z } from 'zod';
 
 /**
@@ -87,17 +92,10 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('turn'),
     thread_id: id,
-    command: z.object({
-      turn_id: id,
-      harness: z.string(),
-      model: z.string(),
-      instructions: z.string().optional(),
-      // The harness's model call checks each message in full; here, enough to hand them on.
-      messages: z.array(
-        z.custom<ModelMessage>((m) => typeof (m as { role?: unknown } | null)?.role === 'string'),
-      ),
-      model_options: modelSettingsSchema.optional(),
-    }),
+    // The harness's model call checks each message in full; here, enough to hand them on.
+    command: turnCommandSchema(
+      z.custom<ConversationMessage>((m) => typeof (m as { role?: unknown } | null)?.role === 'string'),
+    ),
   }),
   /** Send the turn's messages from `from_index` on, then keep sending (adoption, or a reconnect). */
   z.object({ type: z.literal('attach'), turn_id: id, from_index: index }),
@@ -116,7 +114,7 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
     req,
     thread_id: id,
     turn_id: id,
-    messages: z.array(z.object({ id, content: z.string() })),
+    messages: z.array(steeredMessageSchema),
   }),
   /** Code to run in the thread's running sandbox beside any turn; answered by one `exec.result`. */
   z.object({ type: z.literal('exec'), req, thread_id: id, request: sandboxExecSchema }),
