@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { access, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { SandboxLifecycle } from '@paddock/protocol';
 import { type ApiProxy, type ApiTarget, startApiProxy } from './api-proxy.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSize } from './provider.ts';
-import type { SandboxLifecycle } from './sandbox-timers.ts';
 import { type StandbyOptions, StandbyPool } from './standby-pool.ts';
 import { type EntrypointOutputListener, type SandboxStatus, ThreadSandbox } from './thread-sandbox.ts';
 import { defaultUidRange } from './workspaces/uid-claims.ts';

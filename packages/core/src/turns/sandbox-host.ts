@@ -5,6 +5,7 @@ import type {
   MachineSize,
   SandboxExec,
   SandboxExecResult,
+  SandboxLifecycle,
   SteeredMessage,
   TurnCommand,
   TurnResult,
@@ -16,16 +17,6 @@ import type {
  * executor stores it with the event, so a restarted server asks for the rest from the next one.
  */
 export type TurnEventSink = (event: DraftEvent, index?: number) => Promise<void>;
-
-/**
- * How a provider's sandboxes age: while idle a sandbox is stopped with its workspace kept after
- * `stopAfterMs` (`sandbox_c` is frozen first, after `freezeAfterMs`); `sandbox_d` ends for good at
- * `expiresAt` (epoch ms).
- */
-export interface SandboxLifecycle {
-  idle?: { freezeAfterMs?: number; stopAfterMs: number };
-  expiresAt?: number;
-}
 
 /** Whose sandbox a thread's is: its agent and that agent's provider. */
 export interface SandboxPlacement {

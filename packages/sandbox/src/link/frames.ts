@@ -3,6 +3,7 @@ import {
   type ConversationMessage,
   draftEventSchema,
   sandboxExecSchema,
+  sandboxLifecycleSchema,
   steeredMessageSchema,
   turnCommandSchema,
 } from '@paddock/protocol';
@@ -76,17 +77,7 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
     env: z.record(z.string(), z.string()),
     size: z.enum(['S', 'M', 'L']),
     entrypoint: z.string().optional(),
-    lifecycle: z
-      .object({
-        idle: z
-          .object({
-            freezeAfterMs: z.number().nonnegative().optional(),
-            stopAfterMs: z.number().nonnegative(),
-          })
-          .optional(),
-        expiresAt: z.number().optional(),
-      })
-      .optional(),
+    lifecycle: sandboxLifecycleSchema.optional(),
     shared_dir: z.string().optional(),
   }),
   z.object({
