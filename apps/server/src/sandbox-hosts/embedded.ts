@@ -74,8 +74,9 @@ export function embeddedSandboxHost(runner: Runner, apiUrl: () => string): Sandb
 }
 
 /**
- * A sandbox host whose runner comes up later (on the first boot, or once its engine answers): until
- * then nothing runs on it, and a boot brings it up (`start`) or fails saying why it cannot.
+ * A sandbox host whose in-process runner (`embeddedSandboxHost`) comes up later (on the first boot,
+ * or once its engine answers): until then nothing runs on it, and a boot brings it up (`start`) or
+ * fails saying why it cannot. It answers for that runner what does not wait for it.
  */
 export function deferredSandboxHost(options: {
   current: () => SandboxHost | undefined;
