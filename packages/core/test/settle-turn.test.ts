@@ -1,3 +1,4 @@
+import type { TurnResult } from '@paddock/protocol';
 import { newId, type ThreadEvent, timestamp } from '@paddock/protocol';
 import { createEventLog, createInProcessEventBus, type EventLog } from '@paddock/runtime';
 import {
@@ -13,7 +14,6 @@ import {
 import { openTestStore, queuedTurnRow, seedThread, testDatabases } from '@paddock/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acceptInput } from '../src/threads/accept-input.ts';
-import type { TurnResult } from '../src/turns/sandbox-host.ts';
 import { settleAbandonedTurn, settleTurn } from '../src/turns/settle-turn.ts';
 import { recordingLog } from './verb-fakes.ts';
 

@@ -1,6 +1,6 @@
 import { newId } from '@paddock/protocol';
 import type { Actor, Logger } from '../src/context.ts';
-import type { SandboxHost, SandboxPlacement } from '../src/turns/sandbox-host.ts';
+import type { AdoptingSandboxHost, SandboxPlacement } from '../src/turns/sandbox-host.ts';
 
 /** A user calling with a personal token of every mintable scope, a member of `teamIds`. */
 export function userActor(userId: string, ...teamIds: string[]): Actor {
@@ -29,15 +29,22 @@ export function recordingLog(): Logger & { errors: string[] } {
 export function recordingSandboxHost() {
   const calls = { placed: [] as [string, SandboxPlacement][], orphanInterrupts: [] as string[] };
   const noSandbox = () => Promise.reject(new Error('no sandbox behind this host'));
-  const host: SandboxHost = {
+  // A host of detached runners (one that adopts turns), so a Stop may ask it for orphan interrupts.
+  const host: AdoptingSandboxHost = {
+    adoptsTurns: true,
     place: (threadId, placement) => void calls.placed.push([threadId, placement]),
     runnerFor: () => undefined,
     isRunning: () => false,
+    liveThreadIds: () => [],
+    isBooting: () => false,
+    canInterrupt: () => true,
     ensure: noSandbox,
     runTurn: noSandbox,
     interrupt: () => {
       throw new Error('no sandbox behind this host');
     },
+    attach: noSandbox,
+    release: () => {},
     interruptOrphan: (threadId) => void calls.orphanInterrupts.push(threadId),
     steer: noSandbox,
     exec: noSandbox,

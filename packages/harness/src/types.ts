@@ -1,4 +1,4 @@
-import type { DraftEvent, ModelSettings, OutcomeStatus, StopReason } from '@paddock/protocol';
+import type { DraftEvent, ModelSettings, SteeredMessage, TurnResult } from '@paddock/protocol';
 import type { ModelMessage } from 'ai';
 
 /** Where a harness reaches models: the Paddock model gateway, an OpenAI-compatible endpoint. */
@@ -37,31 +37,13 @@ export interface HarnessTurnInput {
  * model saw it (false when the turn ended first, so the caller can queue it for the next turn).
  */
 export interface SteeringInbox {
-  connect(take: (message: { id: string; content: string }) => Promise<boolean>): void;
-}
-
-export interface HarnessTurnResult {
-  stopReason: StopReason;
-  /** Set when the model called `report_outcome` (D7). */
-  outcome?: { status: OutcomeStatus; summary: string };
-  /** Messages this turn added to the conversation (assistant and tool messages), to persist. */
-  messages: ModelMessage[];
-  /**
-   * The ids of the assistant messages among `messages`, in order: the `message_id` their
-   * `assistant.message` events carry, which the transcript keeps.
-   */
-  assistantIds?: string[];
-  /** Text of the last assistant message, used for the `idle` summary when no outcome was reported. */
-  lastAssistantText: string;
-  /** Set when stopReason is `error`. */
-  error?: { code: string; message: string; retryable: boolean };
-  /** Ids of the messages steered into the turn, in the order it took them (set by the supervisor). */
-  steeredIds?: string[];
+  connect(take: (message: SteeredMessage) => Promise<boolean>): void;
 }
 
 export interface Harness {
   readonly name: string;
   /** Whether a running turn takes new user messages between model steps (native steering). */
   readonly steerable: boolean;
-  runTurn(input: HarnessTurnInput): Promise<HarnessTurnResult>;
+  /** The turn's result, its messages as the AI SDK's (which the next turn's input takes as they are). */
+  runTurn(input: HarnessTurnInput): Promise<TurnResult<ModelMessage>>;
 }

@@ -1,10 +1,10 @@
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DraftEvent } from '@paddock/protocol';
+import type { DraftEvent, TurnResult } from '@paddock/protocol';
 import type { ModelMessage } from 'ai';
 import { expect, vi } from 'vitest';
-import type { GatewayAccess, Harness, HarnessTurnResult, SteeringInbox } from '../src/types.ts';
+import type { GatewayAccess, Harness, SteeringInbox } from '../src/types.ts';
 
 export async function tempDir(prefix = 'paddock-harness-'): Promise<string> {
   return mkdtemp(join(tmpdir(), prefix));
@@ -24,7 +24,7 @@ export async function runTurn(
   harness: Harness,
   text: string,
   options: TurnOptions,
-): Promise<HarnessTurnResult & { events: DraftEvent[]; input: ModelMessage[] }> {
+): Promise<TurnResult<ModelMessage> & { events: DraftEvent[]; input: ModelMessage[] }> {
   const events: DraftEvent[] = [];
   const input: ModelMessage[] = [...(options.history ?? []), { role: 'user', content: text }];
   const result = await harness.runTurn({

@@ -17,4 +17,5 @@ export * from './scopes.ts';
 export * from './tasks.ts';
 export * from './threads.ts';
 export * from './time.ts';
+export * from './turns.ts';
 export * from './uploads.ts';

@@ -34,3 +34,17 @@ export const machineCapabilitiesSchema = z.object({
   ),
 });
 export type MachineCapabilities = z.infer<typeof machineCapabilitiesSchema>;
+
+/**
+ * How a provider's sandboxes age, as a boot carries it to the runner: while idle a sandbox is
+ * stopped after `stopAfterMs`, its workspace kept (`sandbox_c` is frozen first, after
+ * `freezeAfterMs`); `sandbox_d` is stopped for good at `expiresAt` (epoch ms). Without either, a
+ * sandbox runs until it is stopped.
+ */
+export const sandboxLifecycleSchema = z.object({
+  idle: z
+    .object({ freezeAfterMs: z.number().nonnegative().optional(), stopAfterMs: z.number().nonnegative() })
+    .optional(),
+  expiresAt: z.number().optional(),
+});
+export type SandboxLifecycle = z.infer<typeof sandboxLifecycleSchema>;

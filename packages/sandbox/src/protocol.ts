@@ -1,5 +1,11 @@
-import type { HarnessTurnResult } from '@paddock/harness';
-import type { DraftEvent, ModelSettings, SandboxExec, SandboxExecResult } from '@paddock/protocol';
+import type {
+  DraftEvent,
+  SandboxExec,
+  SandboxExecResult,
+  SteeredMessage,
+  TurnCommand,
+  TurnResult,
+} from '@paddock/protocol';
 import type { ModelMessage } from 'ai';
 
 /**
@@ -15,19 +21,11 @@ export type RunnerCommand =
    */
   | { type: 'configure'; env: Record<string, string> }
   | { type: 'entrypoint'; script: string }
-  | {
-      type: 'turn';
-      turn_id: string;
-      harness: string;
-      model: string;
-      instructions?: string;
-      messages: ModelMessage[];
-      /** What the turn's model calls apply (a task input's `model_options`). */
-      model_options?: ModelSettings;
-    }
+  /** A turn to run; answered by its `event`s, then one `turn.result`. */
+  | ({ type: 'turn' } & TurnCommand)
   | { type: 'interrupt'; turn_id: string }
   /** Messages for the running turn (native steering); answered by one `steer.result`. */
-  | { type: 'steer'; turn_id: string; steer_id: string; messages: { id: string; content: string }[] }
+  | { type: 'steer'; turn_id: string; steer_id: string; messages: SteeredMessage[] }
   /**
    * Code to run beside any turn (the code endpoints), or a probe of the languages; answered by one
    * `exec.result`. It waits for `configure`, like a turn.
@@ -48,7 +46,5 @@ export type SupervisorMessage =
   | { type: 'entrypoint.output'; stream: 'stdout' | 'stderr'; text: string }
   | { type: 'entrypoint.exit'; exit_code: number }
   | { type: 'event'; turn_id: string; event: DraftEvent }
-  | { type: 'turn.result'; turn_id: string; result: HarnessTurnResult }
+  | { type: 'turn.result'; turn_id: string; result: TurnResult<ModelMessage> }
   | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string };
-
-export type TurnCommand = Extract<RunnerCommand, { type: 'turn' }>;

@@ -1,82 +1,29 @@
-import { randomBytes } from 'node:crypto';
-import { access, mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { HarnessTurnResult } from '@paddock/harness';
-import type { DraftEvent, SandboxExec, SandboxExecResult } from '@paddock/protocol';
-import { type ApiProxy, type ApiTarget, startApiProxy } from './api-proxy.ts';
-import type { TurnCommand } from './protocol.ts';
-import type { SandboxProcess, SandboxProvider, SandboxSize } from './provider.ts';
-import { type SandboxLifecycle, SandboxTimers } from './sandbox-timers.ts';
-import { type StandbyOptions, StandbyPool } from './standby-pool.ts';
-import {
-  type EntrypointOutputListener,
-  exitAccount,
-  type SandboxStatus,
-  sandboxExited,
-  ThreadSandbox,
-} from './thread-sandbox.ts';
-import { defaultUidRange } from './workspaces/uid-claims.ts';
-import { Workspaces } from './workspaces/workspaces.ts';
+import type {
+  DraftEvent,
+  SandboxExec,
+  SandboxExecResult,
+  SteeredMessage,
+  TurnCommand,
+  TurnResult,
+} from '@paddock/protocol';
+import type { ModelMessage } from 'ai';
+import type { SandboxProvider } from './provider.ts';
+import { type EnsureOptions, SandboxBooter, type SandboxBooterOptions } from './sandbox-booter.ts';
+import { SandboxTimers } from './sandbox-timers.ts';
+import { exitAccount, sandboxExited, type ThreadSandbox } from './thread-sandbox.ts';
 
 export type RunnerLog = (level: 'info' | 'warn' | 'error', message: string) => void;
 
-export interface RunnerOptions {
-  provider: SandboxProvider;
-  /** Host-side state: a directory per thread (the entrypoint marker) and the API proxy socket. */
-  stateDir: string;
-  /** The Paddock server, which the API proxy forwards every sandbox connection to. */
-  apiTarget: ApiTarget;
+export interface RunnerOptions extends SandboxBooterOptions {
   log?: RunnerLog;
-  /**
-   * How long a sandbox's connection waits for an unreachable server (a detached runner's server may
-   * be restarting). Default: fail at once.
-   */
-  apiConnectRetryMs?: number;
   /** How long a stopped supervisor gets to exit on its own before it is killed. */
   stopGraceMs?: number;
-  /**
-   * Sandboxes kept booted, with the harness loaded, for new threads of that size to take over.
-   * Their workspaces live under `<stateDir>/standby`, which must be on the filesystem of the thread
-   * workspaces. Default one of size S; `count: 0` turns them off.
-   */
-  standby?: StandbyOptions;
-  /**
-   * Makes the thread workspaces (and the standbys'), each owned by a uid of its own, with its quota.
-   * Shared with whatever else makes workspaces on this data dir (the server's uploads). Default: one
-   * of its own under `<stateDir>/workspace-state`, with the default uid range as root and no quotas.
-   */
-  workspaces?: Workspaces;
 }
-
-export interface EnsureOptions {
-  /** The thread's workspace on the host; need not exist yet. */
-  workspaceDir: string;
-  /**
-   * Agent secrets, PADDOCK_TOKEN, PADDOCK_API_URL (as the host sees it): what everything in the
-   * sandbox runs with, completed by the provider. Read at boot only; a running sandbox keeps its env.
-   */
-  env: Record<string, string>;
-  size: SandboxSize;
-  /** Runs once per thread, on its first boot; later boots skip it. */
-  entrypoint?: string;
-  onEntrypointOutput?: EntrypointOutputListener;
-  onStatus?: (status: SandboxStatus) => void;
-  /** Sleep while idle, or a lifetime (the providers that have them); read at boot. */
-  lifecycle?: SandboxLifecycle;
-  /** A host directory to show at `/shared` (the team's shared folder), where the provider can. */
-  sharedDir?: string;
-}
-
-const entrypointMarker = 'entrypoint-ran';
-const threadIdPattern = /^[A-Za-z0-9_-]{1,100}$/;
-/** Directories of the state dir that are not a thread's. */
-const reservedNames = new Set(['standby', 'api-proxy']);
-const defaultStandby: StandbyOptions = { size: 'S', count: 1 };
 
 /**
- * The sandbox host: one sandbox per thread, booted on demand (or taken over from the standby pool)
- * and kept across turns, with one API proxy shared by all of them.
+ * The sandbox host: one sandbox per thread, booted on demand (by its `SandboxBooter`, which takes a
+ * standby over when it can) and kept across turns, frozen or stopped while idle as its lifecycle says.
  */
 export class Runner {
   readonly #options: RunnerOptions;
@@ -86,43 +33,14 @@ export class Runner {
   /** Threads whose sandbox reached the end of its lifetime: they never boot again here. */
   readonly #expired = new Set<string>();
   readonly #booting = new Map<string, Promise<void>>();
-  readonly #standbys: StandbyPool | undefined;
-  readonly #workspaces: Workspaces;
-  /** The runner made its own `Workspaces`, so it closes them. */
-  readonly #ownsWorkspaces: boolean;
-  #proxy: Promise<ApiProxy> | undefined;
+  readonly #booter: SandboxBooter;
   #closed = false;
 
   /** Starts booting the standby sandboxes in the background. */
   constructor(options: RunnerOptions) {
     this.#options = options;
     this.#log = options.log ?? (() => {});
-    this.#ownsWorkspaces = options.workspaces === undefined;
-    this.#workspaces =
-      options.workspaces ??
-      new Workspaces({
-        stateDir: join(options.stateDir, 'workspace-state'),
-        uids: process.getuid?.() === 0 ? defaultUidRange : undefined,
-      });
-    const standby = options.standby ?? defaultStandby;
-    if (standby.count > 0) {
-      this.#standbys = new StandbyPool({
-        ...standby,
-        dir: join(options.stateDir, 'standby'),
-        workspaces: this.#workspaces,
-        boot: async (id, workspaceDir, uid) =>
-          options.provider.create({
-            id,
-            workspaceDir,
-            uid,
-            size: standby.size,
-            apiSocket: (await this.#apiProxy()).socketPath,
-            onStderr: (text) => this.#log('warn', `sandbox ${id} (stderr): ${text.trimEnd()}`),
-          }),
-        log: this.#log,
-      });
-      this.#standbys.fill();
-    }
+    this.#booter = new SandboxBooter(options, this.#log);
   }
 
   get provider(): SandboxProvider {
@@ -184,7 +102,7 @@ export class Runner {
 
   /** Settles once every standby sandbox is booted with the harness loaded (at once without standbys). */
   standbysWarm(): Promise<void> {
-    return this.#standbys?.whenWarm() ?? Promise.resolve();
+    return this.#booter.standbysWarm();
   }
 
   /** Runs one turn in the thread's sandbox (call `ensure` first); never rejects for the sandbox's sake. */
@@ -192,7 +110,7 @@ export class Runner {
     threadId: string,
     command: TurnCommand,
     onEvent: (event: DraftEvent) => void,
-  ): Promise<HarnessTurnResult> {
+  ): Promise<TurnResult<ModelMessage>> {
     const thread = this.#threads.get(threadId);
     if (!thread) return Promise.resolve(sandboxExited('the thread has no running sandbox'));
     const timers = this.#timers.get(threadId);
@@ -208,7 +126,7 @@ export class Runner {
   }
 
   /** Offers messages to the thread's running turn (native steering); false when it did not take them. */
-  steer(threadId: string, turnId: string, messages: { id: string; content: string }[]): Promise<boolean> {
+  steer(threadId: string, turnId: string, messages: SteeredMessage[]): Promise<boolean> {
     const thread = this.#threads.get(threadId);
     if (!thread) return Promise.resolve(false);
     return this.#wake(threadId, thread).then(() => thread.steer(turnId, messages));
@@ -258,37 +176,22 @@ export class Runner {
   async shutdown(): Promise<void> {
     this.#closed = true;
     await Promise.all([...this.#booting.values()].map((boot) => boot.catch(() => {})));
-    await this.#standbys?.close();
+    await this.#booter.closeStandbys();
     await Promise.all([...this.#threads.keys()].map((threadId) => this.stop(threadId)));
-    const proxy = this.#proxy;
-    this.#proxy = undefined;
-    await (await proxy?.catch(() => undefined))?.close();
-    await this.#options.provider.close();
-    if (this.#ownsWorkspaces) await this.#workspaces.close();
+    await this.#booter.close();
   }
 
   async #boot(threadId: string, options: EnsureOptions): Promise<void> {
-    if (!threadIdPattern.test(threadId) || reservedNames.has(threadId)) {
-      throw new Error(`invalid thread id for a sandbox: ${threadId}`);
-    }
     const { provider } = this.#options;
-    const threadDir = join(this.#options.stateDir, threadId);
-    await mkdir(threadDir, { recursive: true });
-    options.onStatus?.({ status: 'starting', isolation: provider.isolation });
-    let sandbox = await this.#standbys?.claim(options.size, options.workspaceDir);
-    const claimed = sandbox !== undefined;
-    if (sandbox) this.#log('info', `thread ${threadId} took over standby sandbox ${sandbox.id}`);
-    else sandbox = await this.#bootFresh(threadId, options);
-    if (options.sharedDir) {
-      try {
-        await sandbox.attachShared?.(options.sharedDir);
-      } catch (error) {
-        await sandbox.destroy();
-        throw error;
-      }
+    const { thread, claimed } = await this.#booter.boot(threadId, options);
+    const { sandbox } = thread;
+    if (this.#closed || thread.gone) {
+      await sandbox.destroy();
+      throw new Error(
+        this.#closed ? 'runner is shut down' : `sandbox for thread ${threadId} exited while booting`,
+      );
     }
-    const thread = new ThreadSandbox(sandbox, this.#log, options.onStatus);
-    thread.configure(provider.sandboxEnv(options.workspaceDir, options.env));
+    this.#threads.set(threadId, thread);
     void sandbox.exited.then((exit) => {
       if (this.#threads.get(threadId) !== thread) return;
       this.#threads.delete(threadId);
@@ -300,25 +203,6 @@ export class Runner {
       options.onStatus?.({ status: 'exited', detail: how });
       void sandbox.destroy();
     });
-
-    try {
-      const marker = join(threadDir, entrypointMarker);
-      if (options.entrypoint !== undefined && !(await exists(marker))) {
-        const exitCode = await thread.runEntrypoint(options.entrypoint, options.onEntrypointOutput);
-        await writeFile(marker, `${JSON.stringify({ exit_code: exitCode, at: new Date().toISOString() })}\n`);
-        options.onEntrypointOutput?.('status', `entrypoint exited with code ${exitCode}\n`, exitCode);
-      }
-    } catch (error) {
-      await sandbox.destroy();
-      throw error;
-    }
-    if (this.#closed || thread.gone) {
-      await sandbox.destroy();
-      throw new Error(
-        this.#closed ? 'runner is shut down' : `sandbox for thread ${threadId} exited while booting`,
-      );
-    }
-    this.#threads.set(threadId, thread);
     if (options.lifecycle) {
       const timers = new SandboxTimers(options.lifecycle, {
         freeze: () => void this.#freeze(threadId, thread),
@@ -358,33 +242,4 @@ export class Runner {
     const message = 'the sandbox reached the end of its lifetime';
     await this.stop(threadId, { detail: message, cutOff: { code: 'sandbox_expired', message } });
   }
-
-  async #bootFresh(threadId: string, options: EnsureOptions): Promise<SandboxProcess> {
-    const { uid } = await this.#workspaces.ensure(options.workspaceDir, options.size);
-    const proxy = await this.#apiProxy();
-    return this.#options.provider.create({
-      id: `${threadId}-${randomBytes(4).toString('hex')}`,
-      workspaceDir: options.workspaceDir,
-      uid,
-      size: options.size,
-      apiSocket: proxy.socketPath,
-      onStderr: (text) => this.#log('warn', `sandbox for thread ${threadId} (stderr): ${text.trimEnd()}`),
-    });
-  }
-
-  #apiProxy(): Promise<ApiProxy> {
-    this.#proxy ??= startApiProxy({
-      socketPath: join(this.#options.stateDir, 'api-proxy', 'api.sock'),
-      target: this.#options.apiTarget,
-      connectRetryMs: this.#options.apiConnectRetryMs,
-    });
-    return this.#proxy;
-  }
-}
-
-function exists(path: string): Promise<boolean> {
-  return access(path).then(
-    () => true,
-    () => false,
-  );
 }

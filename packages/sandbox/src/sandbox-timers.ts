@@ -1,12 +1,4 @@
-/**
- * How a provider's sandboxes age: while idle a sandbox is stopped after `stopAfterMs`, its workspace
- * kept (`sandbox_c` is frozen first, after `freezeAfterMs`); `sandbox_d` is stopped for good at
- * `expiresAt` (epoch ms). Without either, a sandbox runs until it is stopped.
- */
-export interface SandboxLifecycle {
-  idle?: { freezeAfterMs?: number; stopAfterMs: number };
-  expiresAt?: number;
-}
+import type { SandboxLifecycle } from '@paddock/protocol';
 
 /** One sandbox's timers for its lifecycle; the runner says when it is busy and when idle. */
 export class SandboxTimers {

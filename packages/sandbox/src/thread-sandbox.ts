@@ -1,12 +1,15 @@
-import type { HarnessTurnResult } from '@paddock/harness';
 import {
   type DraftEvent,
   type EventData,
   type SandboxExec,
   type SandboxExecResult,
+  type SteeredMessage,
   sandboxExecResultSchemas,
+  type TurnCommand,
+  type TurnResult,
 } from '@paddock/protocol';
-import type { SupervisorMessage, TurnCommand } from './protocol.ts';
+import type { ModelMessage } from 'ai';
+import type { SupervisorMessage } from './protocol.ts';
 import type { SandboxExit, SandboxProcess } from './provider.ts';
 
 export type SandboxStatus = EventData['sandbox.status'];
@@ -16,7 +19,7 @@ export type EntrypointOutputListener = (stream: EntrypointStream, text: string, 
 interface PendingTurn {
   turnId: string;
   onEvent: (event: DraftEvent) => void;
-  resolve: (result: HarnessTurnResult) => void;
+  resolve: (result: TurnResult<ModelMessage>) => void;
 }
 
 interface PendingEntrypoint {
@@ -79,19 +82,19 @@ export class ThreadSandbox {
     });
   }
 
-  runTurn(command: TurnCommand, onEvent: (event: DraftEvent) => void): Promise<HarnessTurnResult> {
+  runTurn(command: TurnCommand, onEvent: (event: DraftEvent) => void): Promise<TurnResult<ModelMessage>> {
     if (this.gone) return Promise.resolve(sandboxExited('the sandbox is gone'));
     if (this.#turn) {
       return Promise.reject(new Error(`turn ${this.#turn.turnId} is still running in this sandbox`));
     }
     return new Promise((resolve) => {
       this.#turn = { turnId: command.turn_id, onEvent, resolve };
-      this.sandbox.send(command);
+      this.sandbox.send({ type: 'turn', ...command });
     });
   }
 
   /** Offers messages to the running turn; answers whether it took them (false once the turn is over). */
-  steer(turnId: string, messages: { id: string; content: string }[]): Promise<boolean> {
+  steer(turnId: string, messages: SteeredMessage[]): Promise<boolean> {
     if (this.gone || this.#turn?.turnId !== turnId) return Promise.resolve(false);
     const steerId = `steer-${++steerCount}`;
     return new Promise((resolve) => {
@@ -202,7 +205,7 @@ export function boundedLogText(text: string): string {
  * Not retryable: a fresh sandbox boots for the next turn, but the agent whose code broke the
  * protocol would only do it again.
  */
-export function sandboxProtocolError(): HarnessTurnResult {
+export function sandboxProtocolError(): TurnResult<ModelMessage> {
   return {
     stopReason: 'error',
     messages: [],
@@ -215,7 +218,7 @@ export function sandboxProtocolError(): HarnessTurnResult {
   };
 }
 
-export function sandboxExited(message: string): HarnessTurnResult {
+export function sandboxExited(message: string): TurnResult<ModelMessage> {
   return {
     stopReason: 'error',
     messages: [],

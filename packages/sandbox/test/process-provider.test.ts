@@ -133,7 +133,6 @@ describe('process provider', () => {
       const result = await runner.runTurn(
         threadId,
         {
-          type: 'turn',
           turn_id: randomUUID(),
           harness: 'coding_alpha',
           model: 'scripted',

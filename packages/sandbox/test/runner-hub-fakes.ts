@@ -1,6 +1,6 @@
 /** The runner hub with a fake of its WebSocket seam only: everything else is the real hub. */
 import { EventEmitter } from 'node:events';
-import type { SandboxHost } from '@paddock/core';
+import type { SandboxBoot } from '@paddock/core';
 import type { DraftEvent } from '@paddock/protocol';
 import type { RunnerMessage, ServerMessage } from '../src/link/frames.ts';
 import { type HeldTurn, RunnerHub, type RunnerHubOptions } from '../src/link/hub/runner-hub.ts';
@@ -52,8 +52,7 @@ export const codeRun = {
   timeout_ms: 1_000,
   output_limit_bytes: 10,
 };
-type EnsureOptions = Parameters<SandboxHost['ensure']>[1];
-export const ensureOptions = (statuses: unknown[] = []): EnsureOptions => ({
+export const ensureOptions = (statuses: unknown[] = []): SandboxBoot => ({
   workspaceDir: '/w',
   env: {},
   size: 'S',

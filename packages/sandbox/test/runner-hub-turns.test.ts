@@ -1,4 +1,4 @@
-import type { TurnResult } from '@paddock/core';
+import type { TurnResult } from '@paddock/protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { command, connect, endTurn, event, makeHub, settle } from './runner-hub-fakes.ts';
 

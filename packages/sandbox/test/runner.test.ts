@@ -2,13 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DraftEvent } from '@paddock/protocol';
+import type { DraftEvent, SandboxLifecycle, TurnCommand } from '@paddock/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBwrapProvider } from '../src/bwrap-provider.ts';
-import type { TurnCommand } from '../src/protocol.ts';
 import type { SandboxProvider, SandboxSize } from '../src/provider.ts';
 import { Runner } from '../src/runner.ts';
-import type { SandboxLifecycle } from '../src/sandbox-timers.ts';
 import type { EntrypointStream, SandboxStatus } from '../src/thread-sandbox.ts';
 import { pidsWithMarker } from './host-processes.ts';
 import { readLinesOf } from './proc-files.ts';
@@ -20,7 +18,6 @@ const cgroupParent = testCgroupParent('runner');
 
 function turnCommand(text: string): TurnCommand {
   return {
-    type: 'turn',
     turn_id: randomUUID(),
     harness: 'coding_alpha',
     model: 'scripted',

@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { HarnessTurnResult } from '@paddock/harness';
-import type { DraftEvent } from '@paddock/protocol';
+import type { DraftEvent, TurnCommand, TurnResult } from '@paddock/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBwrapProvider } from '../src/bwrap-provider.ts';
-import type { TurnCommand } from '../src/protocol.ts';
 import { Runner, type RunnerLog } from '../src/runner.ts';
 import { makeTempRoot, removeCgroupParent, testCgroupParent } from './temp-root.ts';
 import { startTestServer, type TestServer } from './test-server.ts';
@@ -15,7 +13,6 @@ const cgroupParent = testCgroupParent('supervisor-frames');
 
 function turnCommand(text: string): TurnCommand {
   return {
-    type: 'turn',
     turn_id: randomUUID(),
     harness: 'coding_alpha',
     model: 'scripted',
@@ -172,7 +169,7 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('a sandbox writing its own frames
     ],
   ];
 
-  async function expectBrokenOff(threadId: string, result: HarnessTurnResult, reason: string): Promise<void> {
+  async function expectBrokenOff(threadId: string, result: TurnResult, reason: string): Promise<void> {
     expect(result.stopReason).toBe('error');
     expect(result.error).toMatchObject({ code: 'sandbox_protocol_error', retryable: false });
     expect(runner.isRunning(threadId)).toBe(false);

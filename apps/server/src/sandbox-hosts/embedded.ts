@@ -1,6 +1,5 @@
 import type { SandboxHost } from '@paddock/core';
 import { detectProvider, Runner, type Workspaces } from '@paddock/sandbox';
-import type { ModelMessage } from 'ai';
 import type { Logger } from 'pino';
 import { StartupError } from '../startup/config.ts';
 
@@ -49,23 +48,25 @@ export async function createRunner(options: RunnerSetup): Promise<{ runner: Runn
   return { runner, isolation: `${report.isolation}; ${options.workspaces.describe()}` };
 }
 
-/** The in-process runner behind core's SandboxHost seam: its sandboxes live and die with the server. */
+/**
+ * The in-process runner behind core's SandboxHost seam: its sandboxes live and die with the server,
+ * and so do its turns, which no other server adopts. It hosts every thread placed on it alike.
+ */
 export function embeddedSandboxHost(runner: Runner, apiUrl: () => string): SandboxHost {
   return {
+    adoptsTurns: false,
+    place: () => {},
     runnerFor: () => undefined,
     isRunning: (threadId) => runner.isRunning(threadId),
     isBooting: (threadId) => runner.isBooting(threadId),
     liveThreadIds: () => runner.liveThreadIds(),
+    canInterrupt: () => true,
     ensure: (threadId, ensure) =>
       runner.ensure(threadId, { ...ensure, env: { ...ensure.env, PADDOCK_API_URL: apiUrl() } }),
     runTurn: (threadId, command, onEvent) =>
-      runner.runTurn(
-        threadId,
-        { type: 'turn', ...command, messages: command.messages as ModelMessage[] },
-        (event) => {
-          void onEvent(event);
-        },
-      ),
+      runner.runTurn(threadId, command, (event) => {
+        void onEvent(event);
+      }),
     interrupt: (threadId, turnId) => runner.interrupt(threadId, turnId),
     steer: (threadId, turnId, messages) => runner.steer(threadId, turnId, messages),
     exec: (threadId, request) => runner.exec(threadId, request),
@@ -73,8 +74,9 @@ export function embeddedSandboxHost(runner: Runner, apiUrl: () => string): Sandb
 }
 
 /**
- * A sandbox host whose runner comes up later (on the first boot, or once its engine answers): until
- * then nothing runs on it, and a boot brings it up (`start`) or fails saying why it cannot.
+ * A sandbox host whose in-process runner (`embeddedSandboxHost`) comes up later (on the first boot,
+ * or once its engine answers): until then nothing runs on it, and a boot brings it up (`start`) or
+ * fails saying why it cannot. It answers for that runner what does not wait for it.
  */
 export function deferredSandboxHost(options: {
   current: () => SandboxHost | undefined;
@@ -87,10 +89,13 @@ export function deferredSandboxHost(options: {
     return host;
   };
   return {
+    adoptsTurns: false,
+    place: () => {},
     runnerFor: () => undefined,
     isRunning: (threadId) => options.current()?.isRunning(threadId) ?? false,
-    isBooting: (threadId) => options.current()?.isBooting?.(threadId) ?? false,
-    liveThreadIds: () => options.current()?.liveThreadIds?.() ?? [],
+    isBooting: (threadId) => options.current()?.isBooting(threadId) ?? false,
+    liveThreadIds: () => options.current()?.liveThreadIds() ?? [],
+    canInterrupt: () => true,
     async ensure(threadId, ensureOptions) {
       await options.start?.();
       return ready().ensure(threadId, ensureOptions);

@@ -1,4 +1,9 @@
-import type { SandboxHost, SandboxPlacement } from '@paddock/core';
+import {
+  type AdoptingSandboxHost,
+  isAdoptingHost,
+  type SandboxHost,
+  type SandboxPlacement,
+} from '@paddock/core';
 import type { MachineKind, SandboxExec, SandboxExecResult } from '@paddock/protocol';
 
 /**
@@ -6,7 +11,7 @@ import type { MachineKind, SandboxExec, SandboxExecResult } from '@paddock/proto
  * that provider's host (`sandbox_e`: the self-hosted runners its users connected; `sandbox_b`: the
  * Docker engine; `sandbox_f`: the micro-VM host, where there is one), every other thread to the deployment's own host (the in-process runner, or its
  * detached runners). Core places each thread (`place`) before any other call for it; the choice is
- * remembered per thread.
+ * remembered per thread. It adopts turns when one of its hosts does, on that host's threads.
  */
 export function routedSandboxHost(
   own: SandboxHost,
@@ -14,35 +19,46 @@ export function routedSandboxHost(
 ): SandboxHost {
   const placed = new Map<string, SandboxHost>();
   const hostOf = (threadId: string): SandboxHost => placed.get(threadId) ?? own;
-  const others = Object.values(byKind);
-  return {
+  const hosts = [own, ...Object.values(byKind)];
+  const routed: SandboxHost = {
+    adoptsTurns: false,
     place(threadId: string, placement: SandboxPlacement) {
       const host = byKind[placement.machineKind];
       if (host) placed.set(threadId, host);
       else placed.delete(threadId);
-      hostOf(threadId).place?.(threadId, placement);
+      hostOf(threadId).place(threadId, placement);
     },
     runnerFor: (threadId) => hostOf(threadId).runnerFor(threadId),
     isRunning: (threadId) => hostOf(threadId).isRunning(threadId),
-    isBooting: (threadId) => hostOf(threadId).isBooting?.(threadId) ?? false,
-    liveThreadIds: () => [own, ...others].flatMap((host) => host.liveThreadIds?.() ?? []),
+    isBooting: (threadId) => hostOf(threadId).isBooting(threadId),
+    liveThreadIds: () => hosts.flatMap((host) => host.liveThreadIds()),
+    canInterrupt: (threadId) => hostOf(threadId).canInterrupt(threadId),
     ensure: (threadId, options) => hostOf(threadId).ensure(threadId, options),
     runTurn: (threadId, command, onEvent) => hostOf(threadId).runTurn(threadId, command, onEvent),
-    attach(threadId, turnId, fromIndex, onEvent) {
-      const host = hostOf(threadId);
-      if (!host.attach) throw new Error('this sandbox host cannot adopt turns');
-      return host.attach(threadId, turnId, fromIndex, onEvent);
-    },
-    release(turnId) {
-      // Turn ids are unique: a host that does not know the turn ignores it.
-      own.release?.(turnId);
-      for (const host of others) host.release?.(turnId);
-    },
     interrupt: (threadId, turnId) => hostOf(threadId).interrupt(threadId, turnId),
-    interruptOrphan: (threadId) => hostOf(threadId).interruptOrphan?.(threadId),
-    canInterrupt: (threadId) => hostOf(threadId).canInterrupt?.(threadId) ?? true,
     steer: (threadId, turnId, messages) => hostOf(threadId).steer(threadId, turnId, messages),
     exec: <E extends SandboxExec>(threadId: string, request: E): Promise<SandboxExecResult<E>> =>
       hostOf(threadId).exec(threadId, request),
   };
+  const adopting = hosts.filter(isAdoptingHost);
+  if (adopting.length === 0) return routed;
+  const adoptingRouted: AdoptingSandboxHost = {
+    ...routed,
+    adoptsTurns: true,
+    attach(threadId, turnId, fromIndex, onEvent) {
+      const host = hostOf(threadId);
+      if (!isAdoptingHost(host)) throw new Error('this sandbox host cannot adopt turns');
+      return host.attach(threadId, turnId, fromIndex, onEvent);
+    },
+    release(turnId) {
+      // Turn ids are unique: a host that does not know the turn ignores it.
+      for (const host of adopting) host.release(turnId);
+    },
+    interruptOrphan(threadId) {
+      // A host whose turns die with the server leaves none behind.
+      const host = hostOf(threadId);
+      if (isAdoptingHost(host)) host.interruptOrphan(threadId);
+    },
+  };
+  return adoptingRouted;
 }

@@ -64,7 +64,7 @@ export async function admitFileRead(ctx: Ctx, taskId: string): Promise<Workspace
   );
   // Its volume is mounted again if nothing has since the server started.
   if (exists) await ensureWorkspace(ctx, thread);
-  if ((!exists && active.length > 0) || ctx.sandboxes.isBooting?.(thread.id)) {
+  if ((!exists && active.length > 0) || ctx.sandboxes.isBooting(thread.id)) {
     throw new PaddockError('machine_not_ready', "the task's sandbox is being provisioned; retry", {
       retryAfter: bootRetryAfter,
     });

@@ -84,7 +84,7 @@ export function releaseSandbox(db: Db, threadId: string): Promise<void> {
 export async function renewLiveSandboxes(
   services: Pick<Services, 'store' | 'sandboxes' | 'sandboxLimits'>,
 ): Promise<void> {
-  const threadIds = services.sandboxes.liveThreadIds?.() ?? [];
+  const threadIds = services.sandboxes.liveThreadIds();
   const until = timestamp(new Date(Date.now() + services.sandboxLimits.leaseMs));
   await renewSandboxesLive(services.store.db, threadIds, until);
 }

@@ -1,7 +1,6 @@
-import { type MachineKind, timestamp } from '@paddock/protocol';
+import { type MachineKind, type SandboxLifecycle, timestamp } from '@paddock/protocol';
 import { type Db, fixMachineExpiry, type ThreadRow } from '@paddock/store';
 import { PaddockError } from '../errors.ts';
-import type { SandboxLifecycle } from '../turns/sandbox-host.ts';
 
 /** The deployment's timers for the providers whose sandboxes sleep or expire (D10). */
 export interface MachineTimings {

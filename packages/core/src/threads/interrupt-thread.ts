@@ -20,7 +20,7 @@ import { reachableThread } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError, threadNotFound } from '../errors.ts';
 import { endTurn } from '../turns/end-turn.ts';
-import { placeThread } from '../turns/sandbox-host.ts';
+import { isAdoptingHost, placeThread } from '../turns/sandbox-host.ts';
 import { toReceipt } from './input-receipt.ts';
 import { awaitingAdoption } from './queue-input.ts';
 import { requireInService } from './recovery.ts';
@@ -121,7 +121,7 @@ export async function interruptThread({
   if (runningTurnId) ctx.worker?.cancel(runningTurnId);
   // No turn of the thread runs as far as the store knows: one a restart left running in its sandbox
   // past the adoption window is stopped now, so the thread can take new turns.
-  else if (fresh) ctx.sandboxes.interruptOrphan?.(threadId);
+  else if (fresh && isAdoptingHost(ctx.sandboxes)) ctx.sandboxes.interruptOrphan(threadId);
   if (!fresh || !ctx.steering) return record;
   // Inputs on their way into the interrupted turn end either taken by it or cancelled; the answer
   // waits for that, so every input of the generation is in it or in the transcript, never both.

@@ -1,5 +1,5 @@
+import type { ConversationMessage } from '@paddock/protocol';
 import type { MessageRow } from '@paddock/store';
-import type { ConversationMessage } from './sandbox-host.ts';
 
 /** Transcript rows back into the conversation a harness continues. */
 export function toConversation(rows: MessageRow[]): ConversationMessage[] {

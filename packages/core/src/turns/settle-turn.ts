@@ -1,4 +1,4 @@
-import { timestamp } from '@paddock/protocol';
+import { type TurnResult, timestamp } from '@paddock/protocol';
 import { appendEvents } from '@paddock/runtime';
 import {
   allocatePositions,
@@ -13,7 +13,6 @@ import type { Services } from '../context.ts';
 import { endedTurnStatus } from '../threads/thread-status.ts';
 import { messageText } from './conversation.ts';
 import { endTurn } from './end-turn.ts';
-import type { TurnResult } from './sandbox-host.ts';
 
 /**
  * Ends a turn in one transaction: its messages join the transcript, the turn ends, the thread takes

@@ -1,4 +1,4 @@
-import { type ModelSettings, modelSettingsOf, timestamp } from '@paddock/protocol';
+import { type ModelSettings, modelSettingsOf, type TurnResult, timestamp } from '@paddock/protocol';
 import { appendEvents, turnHandedOff, workerStopping } from '@paddock/runtime';
 import {
   type AgentRow,
@@ -26,7 +26,7 @@ import type { QueuedMessage } from '../threads/queue-input.ts';
 import { updateThreadStatus } from '../threads/thread-status.ts';
 import { toConversation } from './conversation.ts';
 import { endTurn } from './end-turn.ts';
-import { placeThread, SandboxUnavailableError, type TurnEventSink, type TurnResult } from './sandbox-host.ts';
+import { isAdoptingHost, placeThread, SandboxUnavailableError, type TurnEventSink } from './sandbox-host.ts';
 import { settleAbandonedTurn, settleTurn } from './settle-turn.ts';
 import { ensureThreadSandbox } from './thread-sandbox.ts';
 
@@ -61,9 +61,7 @@ export function createTurnExecutor(services: Services): TurnExecutor {
   const delivering = new Map<string, Set<Promise<void>>>();
   /** Whether the runtime can interrupt the thread's turns safely (a test fault can say it cannot). */
   const canInterrupt = (threadId: string) =>
-    (services.faults?.canInterrupt
-      ? services.faults.canInterrupt(threadId)
-      : sandboxes.canInterrupt?.(threadId)) ?? true;
+    services.faults?.canInterrupt ? services.faults.canInterrupt(threadId) : sandboxes.canInterrupt(threadId);
 
   /**
    * Starts a claimed turn: it takes the thread's queued inputs, whose `model_options` settings it
@@ -187,7 +185,7 @@ export function createTurnExecutor(services: Services): TurnExecutor {
     await chain;
     await services.faults?.beforeSettle?.(turn.id);
     await settleTurn(services, { turn, thread, model, result });
-    sandboxes.release?.(turn.id);
+    if (isAdoptingHost(sandboxes)) sandboxes.release(turn.id);
     following.delete(turn.id);
     services.worker?.wake();
   }
@@ -242,11 +240,11 @@ export function createTurnExecutor(services: Services): TurnExecutor {
 
     async resume(turn, signal) {
       const thread = await findThread(store.db, turn.thread_id);
-      if (!thread || !sandboxes.attach) return;
+      if (!thread || !isAdoptingHost(sandboxes)) return;
       placeThread(sandboxes, thread.id, (await findAgent(store.db, thread.agent_id))!);
       const fromIndex = (turn.event_cursor ?? -1) + 1;
       log.info({ thread_id: thread.id, turn_id: turn.id, from_index: fromIndex }, 'adopted a running turn');
-      await follow(turn, thread, signal, (emit) => sandboxes.attach!(thread.id, turn.id, fromIndex, emit));
+      await follow(turn, thread, signal, (emit) => sandboxes.attach(thread.id, turn.id, fromIndex, emit));
     },
 
     deliver(threadId, turnId, inputId) {

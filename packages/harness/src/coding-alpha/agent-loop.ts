@@ -1,9 +1,14 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import type { StopReason } from '@paddock/protocol';
-import { experimental_createSteering as createSteering, stepCountIs, streamText } from 'ai';
+import type { StopReason, TurnResult } from '@paddock/protocol';
+import {
+  experimental_createSteering as createSteering,
+  type ModelMessage,
+  stepCountIs,
+  streamText,
+} from 'ai';
 import type { Outcome } from '../tools/report-outcome.ts';
 import { createToolSet } from '../tools/tool-set.ts';
-import type { HarnessTurnInput, HarnessTurnResult } from '../types.ts';
+import type { HarnessTurnInput } from '../types.ts';
 import { createTurnRecorder } from './turn-recorder.ts';
 
 export interface AgentLoopOptions {
@@ -18,7 +23,7 @@ export const maxSteps = 50;
 export async function runAgentLoop(
   input: HarnessTurnInput,
   options: AgentLoopOptions,
-): Promise<HarnessTurnResult> {
+): Promise<TurnResult<ModelMessage>> {
   let outcome: Outcome | undefined;
   const tools = createToolSet(
     { workspaceDir: input.workspaceDir, env: input.env, signal: input.signal },

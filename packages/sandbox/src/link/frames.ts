@@ -1,6 +1,12 @@
 import { harnessTurnResultSchema } from '@paddock/harness';
-import { draftEventSchema, modelSettingsSchema, sandboxExecSchema } from '@paddock/protocol';
-import type { ModelMessage } from 'ai';
+import {
+  type ConversationMessage,
+  draftEventSchema,
+  sandboxExecSchema,
+  sandboxLifecycleSchema,
+  steeredMessageSchema,
+  turnCommandSchema,
+} from '@paddock/protocol';
 import { z } from 'zod';
 
 /**
@@ -71,33 +77,16 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
     env: z.record(z.string(), z.string()),
     size: z.enum(['S', 'M', 'L']),
     entrypoint: z.string().optional(),
-    lifecycle: z
-      .object({
-        idle: z
-          .object({
-            freezeAfterMs: z.number().nonnegative().optional(),
-            stopAfterMs: z.number().nonnegative(),
-          })
-          .optional(),
-        expiresAt: z.number().optional(),
-      })
-      .optional(),
+    lifecycle: sandboxLifecycleSchema.optional(),
     shared_dir: z.string().optional(),
   }),
   z.object({
     type: z.literal('turn'),
     thread_id: id,
-    command: z.object({
-      turn_id: id,
-      harness: z.string(),
-      model: z.string(),
-      instructions: z.string().optional(),
-      // The harness's model call checks each message in full; here, enough to hand them on.
-      messages: z.array(
-        z.custom<ModelMessage>((m) => typeof (m as { role?: unknown } | null)?.role === 'string'),
-      ),
-      model_options: modelSettingsSchema.optional(),
-    }),
+    // The harness's model call checks each message in full; here, enough to hand them on.
+    command: turnCommandSchema(
+      z.custom<ConversationMessage>((m) => typeof (m as { role?: unknown } | null)?.role === 'string'),
+    ),
   }),
   /** Send the turn's messages from `from_index` on, then keep sending (adoption, or a reconnect). */
   z.object({ type: z.literal('attach'), turn_id: id, from_index: index }),
@@ -116,7 +105,7 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
     req,
     thread_id: id,
     turn_id: id,
-    messages: z.array(z.object({ id, content: z.string() })),
+    messages: z.array(steeredMessageSchema),
   }),
   /** Code to run in the thread's running sandbox beside any turn; answered by one `exec.result`. */
   z.object({ type: z.literal('exec'), req, thread_id: id, request: sandboxExecSchema }),

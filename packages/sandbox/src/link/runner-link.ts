@@ -187,10 +187,8 @@ export class RunnerLink {
           });
           return;
         }
-        const result = await runner.runTurn(
-          message.thread_id,
-          { type: 'turn', ...message.command },
-          (event) => this.#record(turnId, journal, { type: 'turn.event', turn_id: turnId, event }),
+        const result = await runner.runTurn(message.thread_id, message.command, (event) =>
+          this.#record(turnId, journal, { type: 'turn.event', turn_id: turnId, event }),
         );
         this.#record(turnId, journal, { type: 'turn.result', turn_id: turnId, result });
         return;

@@ -1,5 +1,6 @@
-import type { Harness, HarnessTurnResult, SteeringInbox } from '@paddock/harness';
-import type { TurnCommand } from '../protocol.ts';
+import type { Harness, SteeringInbox } from '@paddock/harness';
+import type { SteeredMessage, TurnCommand, TurnResult } from '@paddock/protocol';
+import type { ModelMessage } from 'ai';
 import { type RunProcesses, withRun } from './run-processes.ts';
 import { send } from './send.ts';
 
@@ -24,7 +25,7 @@ interface ActiveTurn {
   inbox: TurnInbox;
   /** Known once the harness is loaded; a harness that does not steer refuses at once. */
   steerable?: boolean;
-  finish(result: HarnessTurnResult): void;
+  finish(result: TurnResult<ModelMessage>): void;
   /** Stop: ends the turn and kills every process it started. */
   stop(): void;
 }
@@ -34,24 +35,24 @@ interface ActiveTurn {
  * is over every offer answers false, so the runner queues the message for the next turn instead.
  */
 class TurnInbox implements SteeringInbox {
-  #take: ((message: { id: string; content: string }) => Promise<boolean>) | undefined;
-  readonly #waiting: { message: { id: string; content: string }; resolve: (taken: boolean) => void }[] = [];
+  #take: ((message: SteeredMessage) => Promise<boolean>) | undefined;
+  readonly #waiting: { message: SteeredMessage; resolve: (taken: boolean) => void }[] = [];
   #closed = false;
   /** Ids of the messages the harness took, in the order it took them: they travel with the result. */
   readonly taken: string[] = [];
 
-  connect(take: (message: { id: string; content: string }) => Promise<boolean>): void {
+  connect(take: (message: SteeredMessage) => Promise<boolean>): void {
     this.#take = take;
     for (const { message, resolve } of this.#waiting.splice(0)) void this.#offerNow(message).then(resolve);
   }
 
-  offer(message: { id: string; content: string }): Promise<boolean> {
+  offer(message: SteeredMessage): Promise<boolean> {
     if (this.#closed) return Promise.resolve(false);
     if (this.#take) return this.#offerNow(message);
     return new Promise((resolve) => this.#waiting.push({ message, resolve }));
   }
 
-  async #offerNow(message: { id: string; content: string }): Promise<boolean> {
+  async #offerNow(message: SteeredMessage): Promise<boolean> {
     const taken = await this.#take!(message);
     if (taken) this.taken.push(message.id);
     return taken;
@@ -99,7 +100,7 @@ export class TurnRunner {
     let finished = false;
     let stopped = false;
     let graceTimer: NodeJS.Timeout | undefined;
-    const finish = (result: HarnessTurnResult): void => {
+    const finish = (result: TurnResult<ModelMessage>): void => {
       if (finished) return;
       finished = true;
       clearTimeout(graceTimer);
@@ -148,7 +149,9 @@ export class TurnRunner {
         turnId,
         model: command.model,
         instructions: command.instructions,
-        messages: command.messages,
+        // The transcript holds what harnesses answered, checked as the AI SDK's messages where a
+        // peer sent them; user messages are text.
+        messages: command.messages as ModelMessage[],
         modelSettings: command.model_options,
         // The sandbox's own API URL and thread token: a turn needs no credential of its own, so a
         // server that restarted can run the next turn without minting a new one.
@@ -172,7 +175,7 @@ export class TurnRunner {
   }
 
   /** Offers messages to the running turn, in order; true only if it took every one. */
-  async steer(turnId: string, messages: { id: string; content: string }[]): Promise<boolean> {
+  async steer(turnId: string, messages: SteeredMessage[]): Promise<boolean> {
     const active = this.#active;
     if (active?.turnId !== turnId || active.steerable === false) return false;
     const taken = await Promise.all(messages.map((message) => active.inbox.offer(message)));
@@ -193,11 +196,11 @@ export class TurnRunner {
   }
 }
 
-function failed(code: string, message: string, retryable: boolean): HarnessTurnResult {
+function failed(code: string, message: string, retryable: boolean): TurnResult<ModelMessage> {
   return { stopReason: 'error', messages: [], lastAssistantText: '', error: { code, message, retryable } };
 }
 
-function cancelled(): HarnessTurnResult {
+function cancelled(): TurnResult<ModelMessage> {
   return { stopReason: 'cancelled', messages: [], lastAssistantText: '' };
 }
 

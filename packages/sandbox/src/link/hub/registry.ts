@@ -1,4 +1,4 @@
-import { type SandboxHost, SandboxUnavailableError } from '@paddock/core';
+import { type SandboxBoot, SandboxUnavailableError } from '@paddock/core';
 import type { ServerMessage } from '../frames.ts';
 
 /** The WebSocket of a runner's link as the hub uses it (the `ws` library's; a fake in tests). */
@@ -17,7 +17,7 @@ export interface Connection {
   agentId?: string;
 }
 
-type BootListener = Parameters<SandboxHost['ensure']>[1]['onStatus'];
+type BootListener = SandboxBoot['onStatus'];
 type SandboxStatus = Parameters<BootListener>[0];
 
 /**

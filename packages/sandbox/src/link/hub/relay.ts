@@ -1,4 +1,5 @@
-import type { TurnEventSink, TurnResult } from '@paddock/core';
+import type { TurnEventSink } from '@paddock/core';
+import type { TurnCommand, TurnResult } from '@paddock/protocol';
 import type { ServerMessage, TurnEntry } from '../frames.ts';
 import type { HubLogger } from './inbound.ts';
 
@@ -175,8 +176,6 @@ export class TurnRelay {
     });
   }
 }
-
-type TurnCommand = Extract<ServerMessage, { type: 'turn' }>['command'];
 
 export function runnerLost(message: string): TurnResult {
   return runnerError('runner_lost', message, true);

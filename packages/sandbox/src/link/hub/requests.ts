@@ -1,10 +1,14 @@
-import type { SandboxHost } from '@paddock/core';
-import { type SandboxExec, type SandboxExecResult, sandboxExecResultSchemas } from '@paddock/protocol';
+import type { SandboxBoot } from '@paddock/core';
+import {
+  type SandboxExec,
+  type SandboxExecResult,
+  type SteeredMessage,
+  sandboxExecResultSchemas,
+} from '@paddock/protocol';
 import type { RunnerMessage, ServerMessage } from '../frames.ts';
 import type { Refuse } from './inbound.ts';
 import { type Outcome, PendingRequests } from './pending.ts';
 
-type EnsureOptions = Parameters<SandboxHost['ensure']>[1];
 /** The runner's answers to the requests below. */
 export type Answer = Extract<RunnerMessage, { type: `ensure.${string}` | 'steer.result' | 'exec.result' }>;
 
@@ -14,7 +18,7 @@ const disconnected = (what: string): Outcome<never> => ({
 
 /** The hub's requests that wait for a runner's answer: boots, steers and code runs. */
 export class RunnerRequests {
-  readonly #ensures = new PendingRequests<boolean, EnsureOptions>();
+  readonly #ensures = new PendingRequests<boolean, SandboxBoot>();
   readonly #steers = new PendingRequests<boolean>();
   readonly #execs = new PendingRequests<SandboxExecResult, SandboxExec['op']>();
   readonly #send: (runnerId: string, message: ServerMessage) => void;
@@ -26,7 +30,7 @@ export class RunnerRequests {
   }
 
   /** Boots the thread's sandbox on the runner; the boot's status and output reach `options`. */
-  ensure(runnerId: string, threadId: string, options: EnsureOptions): Promise<boolean> {
+  ensure(runnerId: string, threadId: string, options: SandboxBoot): Promise<boolean> {
     return this.#ensures.open(runnerId, options, (req) =>
       this.#send(runnerId, {
         type: 'ensure',
@@ -42,7 +46,7 @@ export class RunnerRequests {
     );
   }
 
-  steer(runnerId: string, threadId: string, turnId: string, messages: { id: string; content: string }[]) {
+  steer(runnerId: string, threadId: string, turnId: string, messages: SteeredMessage[]) {
     return this.#steers.open(runnerId, undefined, (req) =>
       this.#send(runnerId, { type: 'steer', req, thread_id: threadId, turn_id: turnId, messages }),
     );

@@ -1,13 +1,16 @@
-import type { SandboxHost, SandboxPlacement, TurnEventSink, TurnResult } from '@paddock/core';
-import type { SandboxExec, SandboxExecResult } from '@paddock/protocol';
-import type { ModelMessage } from 'ai';
+import type { AdoptingSandboxHost, SandboxBoot, SandboxPlacement, TurnEventSink } from '@paddock/core';
+import type {
+  SandboxExec,
+  SandboxExecResult,
+  SteeredMessage,
+  TurnCommand,
+  TurnResult,
+} from '@paddock/protocol';
 import type { RunnerMessage } from '../frames.ts';
 import { acceptLink, type HubLogger, type Refuse, type RunnerScope } from './inbound.ts';
 import { type Connection, RunnerRegistry, type RunnerSocket } from './registry.ts';
 import { runnerLost, TurnRelay } from './relay.ts';
 import { RunnerRequests } from './requests.ts';
-
-type EnsureOptions = Parameters<SandboxHost['ensure']>[1];
 
 /** A turn a reconnected runner holds that no turn here is waiting for. */
 export interface HeldTurn {
@@ -41,7 +44,9 @@ export interface RunnerHubOptions {
  * WebSocket each runner opens. A runner that reconnects (to this server, or to one that restarted)
  * lists the turns it holds; turns this server does not know are offered to `adopt`.
  */
-export class RunnerHub implements SandboxHost {
+export class RunnerHub implements AdoptingSandboxHost {
+  /** A runner keeps its turns running while no server is connected. */
+  readonly adoptsTurns = true;
   readonly #options: RunnerHubOptions;
   readonly #runners: RunnerRegistry;
   readonly #turns: TurnRelay;
@@ -107,7 +112,12 @@ export class RunnerHub implements SandboxHost {
     return this.#runners.liveThreadIds();
   }
 
-  async ensure(threadId: string, options: EnsureOptions): Promise<boolean> {
+  /** A runner's sandbox takes an interrupt as the in-process runner's does. */
+  canInterrupt(): boolean {
+    return true;
+  }
+
+  async ensure(threadId: string, options: SandboxBoot): Promise<boolean> {
     if (this.isRunning(threadId)) return false;
     return this.#runners.booting(threadId, async () => {
       const { runnerId } = await this.#runners.pick(threadId);
@@ -117,11 +127,10 @@ export class RunnerHub implements SandboxHost {
     });
   }
 
-  runTurn(threadId: string, command: Parameters<SandboxHost['runTurn']>[1], onEvent: TurnEventSink) {
+  runTurn(threadId: string, command: TurnCommand, onEvent: TurnEventSink): Promise<TurnResult> {
     const connection = this.#runners.placed(threadId);
     if (!connection) return Promise.resolve(runnerLost('the thread has no running sandbox'));
-    const sent = { ...command, messages: command.messages as ModelMessage[] };
-    return this.#turns.run(threadId, connection.runnerId, sent, onEvent);
+    return this.#turns.run(threadId, connection.runnerId, command, onEvent);
   }
 
   attach(threadId: string, turnId: string, fromIndex: number, onEvent: TurnEventSink): Promise<TurnResult> {
@@ -148,7 +157,7 @@ export class RunnerHub implements SandboxHost {
     if (runnerId) this.#runners.send(runnerId, { type: 'interrupt', thread_id: threadId, turn_id: turnId });
   }
 
-  steer(threadId: string, turnId: string, messages: { id: string; content: string }[]): Promise<boolean> {
+  steer(threadId: string, turnId: string, messages: SteeredMessage[]): Promise<boolean> {
     const runnerId = this.#turns.runnerOf(turnId);
     if (!runnerId || !this.#runners.get(runnerId)) return Promise.resolve(false);
     return this.#requests.steer(runnerId, threadId, turnId, messages);

@@ -1,0 +1,203 @@
+import { randomBytes } from 'node:crypto';
+import { access, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { SandboxLifecycle } from '@paddock/protocol';
+import { type ApiProxy, type ApiTarget, startApiProxy } from './api-proxy.ts';
+import type { SandboxProcess, SandboxProvider, SandboxSize } from './provider.ts';
+import { type StandbyOptions, StandbyPool } from './standby-pool.ts';
+import { type EntrypointOutputListener, type SandboxStatus, ThreadSandbox } from './thread-sandbox.ts';
+import { defaultUidRange } from './workspaces/uid-claims.ts';
+import { Workspaces } from './workspaces/workspaces.ts';
+
+export interface SandboxBooterOptions {
+  provider: SandboxProvider;
+  /** Host-side state: a directory per thread (the entrypoint marker) and the API proxy socket. */
+  stateDir: string;
+  /** The Paddock server, which the API proxy forwards every sandbox connection to. */
+  apiTarget: ApiTarget;
+  /**
+   * How long a sandbox's connection waits for an unreachable server (a detached runner's server may
+   * be restarting). Default: fail at once.
+   */
+  apiConnectRetryMs?: number;
+  /**
+   * Sandboxes kept booted, with the harness loaded, for new threads of that size to take over.
+   * Their workspaces live under `<stateDir>/standby`, which must be on the filesystem of the thread
+   * workspaces. Default one of size S; `count: 0` turns them off.
+   */
+  standby?: StandbyOptions;
+  /**
+   * Makes the thread workspaces (and the standbys'), each owned by a uid of its own, with its quota.
+   * Shared with whatever else makes workspaces on this data dir (the server's uploads). Default: one
+   * of its own under `<stateDir>/workspace-state`, with the default uid range as root and no quotas.
+   */
+  workspaces?: Workspaces;
+}
+
+export interface EnsureOptions {
+  /** The thread's workspace on the host; need not exist yet. */
+  workspaceDir: string;
+  /**
+   * Agent secrets, PADDOCK_TOKEN, PADDOCK_API_URL (as the host sees it): what everything in the
+   * sandbox runs with, completed by the provider. Read at boot only; a running sandbox keeps its env.
+   */
+  env: Record<string, string>;
+  size: SandboxSize;
+  /** Runs once per thread, on its first boot; later boots skip it. */
+  entrypoint?: string;
+  onEntrypointOutput?: EntrypointOutputListener;
+  onStatus?: (status: SandboxStatus) => void;
+  /** Sleep while idle, or a lifetime (the providers that have them); read at boot. */
+  lifecycle?: SandboxLifecycle;
+  /** A host directory to show at `/shared` (the team's shared folder), where the provider can. */
+  sharedDir?: string;
+}
+
+const entrypointMarker = 'entrypoint-ran';
+const threadIdPattern = /^[A-Za-z0-9_-]{1,100}$/;
+/** Directories of the state dir that are not a thread's. */
+const reservedNames = new Set(['standby', 'api-proxy']);
+const defaultStandby: StandbyOptions = { size: 'S', count: 1 };
+
+/**
+ * Where a runner's sandboxes come from: the provider, the standby pool, the thread workspaces, and
+ * one API proxy shared by all of them. It boots a thread's sandbox up to the end of its entrypoint;
+ * what runs where is the runner's.
+ */
+export class SandboxBooter {
+  readonly #options: SandboxBooterOptions;
+  readonly #log: (level: 'info' | 'warn' | 'error', message: string) => void;
+  readonly #standbys: StandbyPool | undefined;
+  readonly #workspaces: Workspaces;
+  /** The booter made its own `Workspaces`, so it closes them. */
+  readonly #ownsWorkspaces: boolean;
+  #proxy: Promise<ApiProxy> | undefined;
+
+  /** Starts booting the standby sandboxes in the background. */
+  constructor(
+    options: SandboxBooterOptions,
+    log: (level: 'info' | 'warn' | 'error', message: string) => void,
+  ) {
+    this.#options = options;
+    this.#log = log;
+    this.#ownsWorkspaces = options.workspaces === undefined;
+    this.#workspaces =
+      options.workspaces ??
+      new Workspaces({
+        stateDir: join(options.stateDir, 'workspace-state'),
+        uids: process.getuid?.() === 0 ? defaultUidRange : undefined,
+      });
+    const standby = options.standby ?? defaultStandby;
+    if (standby.count > 0) {
+      this.#standbys = new StandbyPool({
+        ...standby,
+        dir: join(options.stateDir, 'standby'),
+        workspaces: this.#workspaces,
+        boot: async (id, workspaceDir, uid) =>
+          options.provider.create({
+            id,
+            workspaceDir,
+            uid,
+            size: standby.size,
+            apiSocket: (await this.#apiProxy()).socketPath,
+            onStderr: (text) => this.#log('warn', `sandbox ${id} (stderr): ${text.trimEnd()}`),
+          }),
+        log: this.#log,
+      });
+      this.#standbys.fill();
+    }
+  }
+
+  get provider(): SandboxProvider {
+    return this.#options.provider;
+  }
+
+  /** Settles once every standby sandbox is booted with the harness loaded (at once without standbys). */
+  standbysWarm(): Promise<void> {
+    return this.#standbys?.whenWarm() ?? Promise.resolve();
+  }
+
+  /**
+   * Boots one thread's sandbox: takes a standby of its size over (else boots a fresh one), shows the
+   * shared folder, configures it with the thread's environment and runs the entrypoint on the
+   * thread's first boot. A sandbox that fails on the way is destroyed. `claimed`: a standby's.
+   */
+  async boot(threadId: string, options: EnsureOptions): Promise<{ thread: ThreadSandbox; claimed: boolean }> {
+    if (!threadIdPattern.test(threadId) || reservedNames.has(threadId)) {
+      throw new Error(`invalid thread id for a sandbox: ${threadId}`);
+    }
+    const { provider } = this.#options;
+    const threadDir = join(this.#options.stateDir, threadId);
+    await mkdir(threadDir, { recursive: true });
+    options.onStatus?.({ status: 'starting', isolation: provider.isolation });
+    let sandbox = await this.#standbys?.claim(options.size, options.workspaceDir);
+    const claimed = sandbox !== undefined;
+    if (sandbox) this.#log('info', `thread ${threadId} took over standby sandbox ${sandbox.id}`);
+    else sandbox = await this.#bootFresh(threadId, options);
+    if (options.sharedDir) {
+      try {
+        await sandbox.attachShared?.(options.sharedDir);
+      } catch (error) {
+        await sandbox.destroy();
+        throw error;
+      }
+    }
+    const thread = new ThreadSandbox(sandbox, this.#log, options.onStatus);
+    thread.configure(provider.sandboxEnv(options.workspaceDir, options.env));
+    try {
+      const marker = join(threadDir, entrypointMarker);
+      if (options.entrypoint !== undefined && !(await exists(marker))) {
+        const exitCode = await thread.runEntrypoint(options.entrypoint, options.onEntrypointOutput);
+        await writeFile(marker, `${JSON.stringify({ exit_code: exitCode, at: new Date().toISOString() })}\n`);
+        options.onEntrypointOutput?.('status', `entrypoint exited with code ${exitCode}\n`, exitCode);
+      }
+    } catch (error) {
+      await sandbox.destroy();
+      throw error;
+    }
+    return { thread, claimed };
+  }
+
+  /** Destroys the standby sandboxes and boots no more. */
+  async closeStandbys(): Promise<void> {
+    await this.#standbys?.close();
+  }
+
+  /** Closes the API proxy and the provider (and the workspaces, when it made them). */
+  async close(): Promise<void> {
+    const proxy = this.#proxy;
+    this.#proxy = undefined;
+    await (await proxy?.catch(() => undefined))?.close();
+    await this.#options.provider.close();
+    if (this.#ownsWorkspaces) await this.#workspaces.close();
+  }
+
+  async #bootFresh(threadId: string, options: EnsureOptions): Promise<SandboxProcess> {
+    const { uid } = await this.#workspaces.ensure(options.workspaceDir, options.size);
+    const proxy = await this.#apiProxy();
+    return this.#options.provider.create({
+      id: `${threadId}-${randomBytes(4).toString('hex')}`,
+      workspaceDir: options.workspaceDir,
+      uid,
+      size: options.size,
+      apiSocket: proxy.socketPath,
+      onStderr: (text) => this.#log('warn', `sandbox for thread ${threadId} (stderr): ${text.trimEnd()}`),
+    });
+  }
+
+  #apiProxy(): Promise<ApiProxy> {
+    this.#proxy ??= startApiProxy({
+      socketPath: join(this.#options.stateDir, 'api-proxy', 'api.sock'),
+      target: this.#options.apiTarget,
+      connectRetryMs: this.#options.apiConnectRetryMs,
+    });
+    return this.#proxy;
+  }
+}
+
+function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
