@@ -17,12 +17,13 @@ export interface MicroVmHostSetup {
   detached: boolean;
 }
 
-const detachedOnly = 'micro-VMs run with the in-process runner only (PADDOCK_RUNNER=embedded)';
+const inProcessOnly = 'micro-VMs run with the in-process runner only (PADDOCK_RUNNER=embedded)';
 
 /**
  * sandbox_f's sandboxes: an in-process runner on the micro-VM provider, made at the first boot
  * (agent create admits sandbox_f only once the check said yes). No standbys: a booted guest holds
- * its memory, and micro-VMs are rare enough to boot on demand.
+ * its memory, and micro-VMs are rare enough to boot on demand. A deployment on detached runners has
+ * none: sandbox_f is unavailable there, and a boot fails saying why.
  */
 export function microVmSandboxHost(setup: MicroVmHostSetup): SandboxBackend {
   if (setup.detached)
@@ -30,9 +31,9 @@ export function microVmSandboxHost(setup: MicroVmHostSetup): SandboxBackend {
       kinds: ['sandbox_f'],
       host: deferredSandboxHost({
         current: () => undefined,
-        whyNot: () => `sandbox_f cannot run here: ${detachedOnly}`,
+        whyNot: () => `sandbox_f cannot run here: ${inProcessOnly}`,
       }),
-      availability: () => ({ available: false, reason: detachedOnly }),
+      availability: () => ({ available: false, reason: inProcessOnly }),
       shutdown: () => setup.check.settled,
     };
   let runner: Promise<Runner> | undefined;
