@@ -43,6 +43,10 @@ const hostAddress =
 const sandboxB = (server: TestServer) =>
   server.paddock.services.providers.capabilities().providers.find((p) => p.machine_kind === 'sandbox_b')!;
 
+/** Waits for the server's first probe of the engine, which runs in the background from its start. */
+const probed = (server: TestServer) =>
+  expect.poll(() => sandboxB(server).reason ?? '', { timeout: 10_000 }).not.toContain('not probed yet');
+
 /** Runs one `::sh` turn on the thread and answers the command's output. */
 async function shell(server: TestServer, threadId: string, command: string): Promise<string> {
   const before = (await allEvents(server, threadId)).length;
@@ -78,6 +82,7 @@ describe.skipIf(unavailable !== undefined).each(testDatabases())(
 
     it('runs a thread in a container: the image, no network, an unprivileged user, size L, the workspace kept', async () => {
       server = await startTestServer(database, { PADDOCK_CONFIG: config, DOCKER_HOST: dockerHost() });
+      await probed(server);
       const capabilities = await json<Capabilities>(
         await server.request('GET', '/v2/machines/capabilities'),
         200,
@@ -190,6 +195,7 @@ describe.skipIf(unavailable !== undefined).each(testDatabases())(
         PADDOCK_CONFIG: config,
         DOCKER_HOST: 'unix:///nonexistent/docker.sock',
       });
+      await probed(server);
       expect(sandboxB(server)).toMatchObject({ available: false });
       expect(sandboxB(server).reason).toMatch(/^no Docker engine at unix:\/\/\/nonexistent\/docker\.sock/);
       const refused = await json<{ detail: { code: string; message: string } }>(
@@ -207,6 +213,7 @@ describe.skipIf(unavailable !== undefined).each(testDatabases())(
         DOCKER_HOST: dockerHost(),
         PADDOCK_DOCKER_IMAGE: 'paddock-sandbox:missing',
       });
+      await probed(server);
       expect(sandboxB(server)).toMatchObject({ available: false });
       expect(sandboxB(server).reason).toContain('has no image paddock-sandbox:missing');
       expect(sandboxB(server).reason).toContain('npm run docker-image');

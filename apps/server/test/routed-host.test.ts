@@ -51,9 +51,10 @@ function fakeAdoptingHost(name: string, calls: string[], threads: string[] = [])
 describe('the routed sandbox host', () => {
   it('sends each thread to its provider host, else to its own, and counts every host live sandboxes', async () => {
     const calls: string[] = [];
-    const routed = routedSandboxHost(fakeHost('own', calls, ['t-own']), {
-      sandbox_b: fakeHost('docker', calls, ['t-docker']),
-    });
+    const routed = routedSandboxHost([
+      { kinds: ['sandbox_a'], host: fakeHost('own', calls, ['t-own']) },
+      { kinds: ['sandbox_b'], host: fakeHost('docker', calls, ['t-docker']) },
+    ]);
     routed.place('t1', { agentId: 'a', machineKind: 'sandbox_b' });
     routed.place('t2', { agentId: 'a', machineKind: 'sandbox_a' });
     await routed.runTurn('t1', { turn_id: 'u1', harness: 'h', model: 'm', messages: [] }, noEvents);
@@ -76,17 +77,21 @@ describe('the routed sandbox host', () => {
 
   it('adopts nothing when none of its hosts does', () => {
     const calls: string[] = [];
-    const routed = routedSandboxHost(fakeHost('own', calls), { sandbox_b: fakeHost('docker', calls) });
+    const routed = routedSandboxHost([
+      { kinds: ['sandbox_a'], host: fakeHost('own', calls) },
+      { kinds: ['sandbox_b'], host: fakeHost('docker', calls) },
+    ]);
     expect(routed.adoptsTurns).toBe(false);
     expect(isAdoptingHost(routed)).toBe(false);
   });
 
   it('adopts through the hosts that do: attach and orphans on the thread host, release on each of them', async () => {
     const calls: string[] = [];
-    const routed = routedSandboxHost(fakeHost('own', calls), {
-      sandbox_e: fakeAdoptingHost('self-hosted', calls),
-      sandbox_b: fakeHost('docker', calls),
-    });
+    const routed = routedSandboxHost([
+      { kinds: ['sandbox_a'], host: fakeHost('own', calls) },
+      { kinds: ['sandbox_e'], host: fakeAdoptingHost('self-hosted', calls) },
+      { kinds: ['sandbox_b'], host: fakeHost('docker', calls) },
+    ]);
     if (!isAdoptingHost(routed)) throw new Error('the routed host adopts through its self-hosted one');
     routed.place('t-e', { agentId: 'a', machineKind: 'sandbox_e' });
     routed.place('t-a', { agentId: 'a', machineKind: 'sandbox_a' });

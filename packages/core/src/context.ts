@@ -1,5 +1,5 @@
 import type { Scope, TokenKind } from '@paddock/protocol';
-import type { EventLog, TurnWorker } from '@paddock/runtime';
+import type { EventLog, TurnQueue } from '@paddock/runtime';
 import type { Store } from '@paddock/store';
 import type { ProviderPolicy } from './agents/provider-policy.ts';
 import type { Revocations } from './auth/revocations.ts';
@@ -30,26 +30,29 @@ export interface Actor {
   };
 }
 
-/** Everything core verbs use, built once by the server's wiring and passed in. */
+/**
+ * Everything core verbs use, built once by the server's wiring, whole, before it listens, and
+ * passed in: nothing in it is set later.
+ */
 export interface Services {
-  store: Store;
-  events: EventLog;
-  secrets: SecretBox;
-  providers: ProviderPolicy;
-  sandboxes: SandboxHost;
+  readonly store: Store;
+  readonly events: EventLog;
+  readonly secrets: SecretBox;
+  readonly providers: ProviderPolicy;
+  readonly sandboxes: SandboxHost;
   /**
    * This server's own sandbox hosts (in-process runner, Docker, micro-VMs), whose sandboxes die with
    * it: the `holder` of their thread tokens is `node:<nodeId>`. Stable across restarts on one data dir.
    */
-  nodeId: string;
+  readonly nodeId: string;
   /** Open event streams end when their credential is revoked (see `Revocations`). */
-  revocations: Revocations;
+  readonly revocations: Revocations;
   /** Whether an organization may still use machines (file reads answer 402 when it may not). */
-  credits: CreditGate;
-  /** Set once the worker exists; verbs use it to start queued turns promptly. */
-  worker?: Pick<TurnWorker, 'wake' | 'cancel'>;
-  /** Set once the turn executor exists: hands an input to a turn running in this process. */
-  steering?: {
+  readonly credits: CreditGate;
+  /** Verbs wake the turn worker through it to start queued turns promptly, and Stop cancels one. */
+  readonly turnQueue: Pick<TurnQueue, 'wake' | 'cancel'>;
+  /** The turn executor's: hands an input to a turn running in this process. */
+  readonly steering: {
     deliver(threadId: string, turnId: string, inputId: string): Promise<void>;
     /**
      * Settles once every delivery to the thread that is under way here has its outcome (taken by
@@ -58,26 +61,26 @@ export interface Services {
     deliveriesSettled(threadId: string): Promise<boolean>;
   };
   /** Where thread workspaces live on the host: `<dataDir>/workspaces/<thread_id>`. */
-  workspacesDir: string;
+  readonly workspacesDir: string;
   /** Makes them (see `ensureWorkspace`): never `mkdir` a workspace anywhere else. */
-  workspaces: WorkspaceMaker;
+  readonly workspaces: WorkspaceMaker;
   /** Reads and writes inside a workspace, as the sandbox's user (the server resolves no path there). */
-  workspaceFiles: WorkspaceFiles;
+  readonly workspaceFiles: WorkspaceFiles;
   /** Teams' shared folders on the host: `<dataDir>/shared/<team_id>`, at `/shared` in their sandboxes. */
-  sharedFoldersDir: string;
+  readonly sharedFoldersDir: string;
   /** Timers of the providers whose sandboxes sleep (sandbox_c) or expire (sandbox_d). */
-  machines: MachineTimings;
+  readonly machines: MachineTimings;
   /** Each organization's limit on live sandboxes (deployment config). */
-  sandboxLimits: SandboxLimits;
-  uploads: Uploads;
-  defaultModel: string;
+  readonly sandboxLimits: SandboxLimits;
+  readonly uploads: Uploads;
+  readonly defaultModel: string;
   /** The only way to make HTTP requests on a user's behalf: refuses non-public addresses (not allowed). */
-  outbound: OutboundGuard;
+  readonly outbound: OutboundGuard;
   /** Judges eval runs through the model gateway. */
-  judge: EvalJudge;
-  log: Logger;
-  /** Test-only fault injection; undefined in production. */
-  faults?: Faults;
+  readonly judge: EvalJudge;
+  readonly log: Logger;
+  /** Test-only fault injection; `noFaults` in production. */
+  readonly faults: Faults;
 }
 
 export interface Logger {

@@ -15,19 +15,17 @@ import { inputMessages } from '../src/threads/input-receipt.ts';
 import { endTurn } from '../src/turns/end-turn.ts';
 
 /** The services taking an input uses, recording what it asks of the worker, steering and event bus. */
-function servicesOf(store: Store, { steering = false } = {}) {
+function servicesOf(store: Store) {
   const seen = { wakes: 0, published: [] as string[], delivered: [] as string[][] };
   const ctx: InputCtx = {
     store,
     events: { publish: (events) => seen.published.push(...events.map((e) => e.type)) },
     sandboxLimits: { liveSandboxes: () => undefined, leaseMs: 60_000 },
-    worker: { wake: () => void seen.wakes++, cancel: () => false },
-    steering: steering
-      ? {
-          deliver: async (...args) => void seen.delivered.push(args),
-          deliveriesSettled: async () => false,
-        }
-      : undefined,
+    turnQueue: { wake: () => void seen.wakes++, cancel: () => false },
+    steering: {
+      deliver: async (...args) => void seen.delivered.push(args),
+      deliveriesSettled: async () => false,
+    },
     log: { info: () => {}, warn: () => {}, error: () => {} },
   };
   return { ctx, seen };
@@ -118,7 +116,7 @@ describe.each(testDatabases())('accepting an input on $name', (database) => {
     const { threadId } = await seedThread(store);
     const running = { ...queuedTurnRow(threadId), status: 'running' };
     await store.db.insertInto('turns').values(running).execute();
-    const { ctx, seen } = servicesOf(store, { steering: true });
+    const { ctx, seen } = servicesOf(store);
     const steered = await acceptInput(ctx, { threadId, messages: hello, run: true, steerable: true });
     expect(steered).toMatchObject({ runStarted: false, turnId: running.id });
     expect(seen.delivered).toEqual([[threadId, running.id, steered.input!.id]]);

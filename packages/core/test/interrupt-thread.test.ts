@@ -18,7 +18,13 @@ import { acceptInput } from '../src/threads/accept-input.ts';
 import { giveBackInput } from '../src/threads/give-back-input.ts';
 import { interruptThread } from '../src/threads/interrupt-thread.ts';
 import { endTurn } from '../src/turns/end-turn.ts';
-import { recordingLog, recordingSandboxHost, userActor } from './verb-fakes.ts';
+import {
+  noSteering,
+  recordingLog,
+  recordingSandboxHost,
+  recordingTurnQueue,
+  userActor,
+} from './verb-fakes.ts';
 
 /**
  * What a Stop uses, with the worker and steering recorded. `deliveriesSettled` stands for the
@@ -33,11 +39,11 @@ function stopServices(
   const cancelled: string[] = [];
   const log = recordingLog();
   // A Stop reads no other service: the rest of a verb's context stays out of the test.
-  const ctx: Pick<Ctx, 'store' | 'actor' | 'sandboxes' | 'worker' | 'steering' | 'log'> = {
+  const ctx: Pick<Ctx, 'store' | 'actor' | 'sandboxes' | 'turnQueue' | 'steering' | 'log'> = {
     store,
     actor: userActor(seed.userId, seed.teamId),
     sandboxes: sandbox.host,
-    worker: { wake: () => {}, cancel: (turnId: string) => cancelled.push(turnId) > 0 },
+    turnQueue: { wake: () => {}, cancel: (turnId: string) => cancelled.push(turnId) > 0 },
     steering: { deliver: async () => {}, deliveriesSettled },
     log,
   };
@@ -60,7 +66,8 @@ describe.each(testDatabases())('Stop on $name', (database) => {
       store,
       events: { publish: () => {} },
       sandboxLimits: { liveSandboxes: () => undefined, leaseMs: 60_000 },
-      steering: steerable ? { deliver: async () => {}, deliveriesSettled: async () => false } : undefined,
+      steering: noSteering,
+      turnQueue: recordingTurnQueue(),
       log: recordingLog(),
     };
     return (await acceptInput(ctx, { threadId, messages: hello, run: true, steerable })).input!;

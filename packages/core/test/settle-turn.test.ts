@@ -15,7 +15,7 @@ import { openTestStore, queuedTurnRow, seedThread, testDatabases } from '@paddoc
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acceptInput } from '../src/threads/accept-input.ts';
 import { settleAbandonedTurn, settleTurn } from '../src/turns/settle-turn.ts';
-import { recordingLog } from './verb-fakes.ts';
+import { noSteering, recordingLog, recordingTurnQueue } from './verb-fakes.ts';
 
 const model = 'test-model';
 
@@ -62,7 +62,8 @@ describe.each(testDatabases())('settling a turn on $name', (database) => {
       store,
       events,
       sandboxLimits: { liveSandboxes: () => undefined, leaseMs: 60_000 },
-      steering: steered ? { deliver: async () => {}, deliveriesSettled: async () => false } : undefined,
+      steering: noSteering,
+      turnQueue: recordingTurnQueue(),
       log: recordingLog(),
     };
     const messages = [{ role: 'user' as const, content: 'and then?' }];

@@ -51,3 +51,12 @@ export function recordingSandboxHost() {
   };
   return { host, calls };
 }
+
+/** Steering where no turn runs here: a verb that offers an input finds it given back at once. */
+export const noSteering = { deliver: async () => {}, deliveriesSettled: async () => false };
+
+/** The turn queue with no worker behind it: wakes go nowhere, `cancelled` keeps the turns a verb cancelled. */
+export function recordingTurnQueue() {
+  const cancelled: string[] = [];
+  return { cancelled, wake: () => {}, cancel: (turnId: string) => cancelled.push(turnId) > 0 };
+}

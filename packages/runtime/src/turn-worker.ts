@@ -14,13 +14,20 @@ import {
   startTurn,
   type TurnRow,
 } from '@paddock/store';
+import type { ServedTurnQueue, TurnQueue } from './turn-queue.ts';
 
 export interface TurnWorkerOptions {
   store: Store;
+  /** What the verbs, the executor and the runners' hubs ask of the worker: it serves it once made. */
+  queue: ServedTurnQueue;
   /** Runs one claimed turn to its end; the signal aborts when the turn is cancelled or the worker stops. */
   execute(turn: TurnRow, signal: AbortSignal): Promise<void>;
+  /** Follows a turn adopted from a detached runner to its end, as `execute` does a claimed one. */
+  resume(turn: TurnRow, signal: AbortSignal): Promise<void>;
   /** Settles a running turn whose lease expired without its owner finishing it. */
   settleExpired(turn: TurnRow): Promise<void>;
+  /** Settles a running turn its detached runner reconnected without (see `TurnQueue.reconcile`). */
+  settleLost(turn: TurnRow, runnerId: string): Promise<void>;
   leaseTtlMs: number;
   /**
    * How long a turn on a detached runner whose lease expired waits to be adopted by a (restarted)
@@ -41,31 +48,14 @@ export interface TurnWorkerOptions {
   log?: { error(obj: object, msg: string): void };
 }
 
-export interface TurnWorker {
+/**
+ * The queue's worker: it takes adoptions (`TurnQueue.adopt`) from when it is made and claims queued
+ * turns from `start`, which start-up calls once the server listens (a claimed turn's sandbox is
+ * given the server's address).
+ */
+export interface TurnWorker extends TurnQueue {
   readonly owner: string;
   start(): void;
-  /** Looks for queued turns now (called after a turn is enqueued in this process). */
-  wake(): void;
-  /** Aborts a turn this worker runs; answers whether it was running here. */
-  cancel(turnId: string): boolean;
-  /**
-   * Takes over a running turn a detached runner still holds (its server restarted): the lease
-   * becomes this worker's and `resume` follows the turn to its end. False if the turn is over.
-   */
-  adopt(
-    turnId: string,
-    runnerId: string,
-    resume: (turn: TurnRow, signal: AbortSignal) => Promise<void>,
-  ): Promise<boolean>;
-  /**
-   * A detached runner (re)connected holding only `held`: its other running turns, unless this worker
-   * follows them, can never finish, and go to `settle` now rather than after the adoption window.
-   */
-  reconcile(
-    runnerId: string,
-    held: ReadonlySet<string>,
-    settle: (turn: TurnRow) => Promise<void>,
-  ): Promise<void>;
   /**
    * Stops claiming, aborts running turns with `workerStopping` and waits for them: the executor
    * settles those whose sandbox dies with this process and hands the others (on runners that
@@ -91,7 +81,10 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
   const owner = `worker-${newId()}`;
   const running = new Map<string, AbortController>();
   const settled = new Set<Promise<void>>();
+  /** Not claiming: before `start`, and after `stop`. */
   let stopped = true;
+  /** `stop` was called: no turn is adopted any more. */
+  let ended = false;
   let claiming = false;
   let again = false;
   let poller: NodeJS.Timeout | undefined;
@@ -209,7 +202,7 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
     await drain();
   }
 
-  return {
+  const worker: TurnWorker = {
     owner,
     start() {
       stopped = false;
@@ -227,26 +220,29 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
       controller?.abort();
       return controller !== undefined;
     },
-    async adopt(turnId, runnerId, resume) {
-      if (stopped || running.has(turnId)) return running.has(turnId);
+    async adopt(turnId, runnerId) {
+      if (ended || running.has(turnId)) return running.has(turnId);
       const turn = await adoptTurn(options.store.db, turnId, { owner, expiresAt: leaseUntil(), runnerId });
       if (!turn) return false;
-      run(turn, resume);
+      run(turn, options.resume);
       return true;
     },
-    async reconcile(runnerId, held, settle) {
+    async reconcile(runnerId, held) {
       for (const turn of await findRunningTurnsOn(options.store.db, runnerId)) {
-        if (!held.has(turn.id) && !running.has(turn.id)) await settle(turn);
+        if (!held.has(turn.id) && !running.has(turn.id)) await options.settleLost(turn, runnerId);
       }
     },
     async stop() {
       stopped = true;
+      ended = true;
       clearInterval(heartbeat);
       clearInterval(poller);
       for (const controller of running.values()) controller.abort(workerStopping);
       await Promise.allSettled([...settled]);
     },
   };
+  options.queue.serve(worker);
+  return worker;
 }
 
 function isUniqueViolation(error: unknown): boolean {

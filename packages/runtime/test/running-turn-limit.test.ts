@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newId, timestamp } from '@paddock/protocol';
-import { createTurnWorker, type TurnWorker } from '@paddock/runtime';
+import { createTurnQueue, createTurnWorker, type TurnWorker } from '@paddock/runtime';
 import { countRunningTurnsOfOrg, enqueueTurn, finishTurn, openStore, type Store } from '@paddock/store';
 import { createPostgresDatabase, queuedTurnRow, seedThread, testDatabases } from '@paddock/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -59,6 +59,7 @@ describe.each(testDatabases())('per-organization running-turn limit on $name', (
     const workers: TurnWorker[] = stores.map((store) =>
       createTurnWorker({
         store,
+        queue: createTurnQueue(),
         // A turn here holds its slot for a while, then ends the way a settle does.
         execute: async (turn) => {
           await sleep(300);
@@ -69,7 +70,9 @@ describe.each(testDatabases())('per-organization running-turn limit on $name', (
           });
           finished.add(turn.id);
         },
+        resume: async () => {},
         settleExpired: async () => {},
+        settleLost: async () => {},
         leaseTtlMs: 10_000,
         adoptionWindowMs: 10_000,
         concurrency: 4,

@@ -1,6 +1,7 @@
 import type { ProviderAvailability, SandboxHost } from '@paddock/core';
 import { createDockerProvider, DockerEngine, Runner, type Workspaces } from '@paddock/sandbox';
 import type { Logger } from 'pino';
+import type { SandboxBackend } from './backend.ts';
 import { deferredSandboxHost, embeddedSandboxHost } from './embedded.ts';
 
 export interface DockerSetup {
@@ -21,23 +22,14 @@ export interface DockerSetup {
   probeEveryMs?: number;
 }
 
-export interface DockerSandboxes {
-  /** sandbox_b's threads; a boot while the engine or the image is missing fails with the reason. */
-  host: SandboxHost;
-  /** Whether sandbox_b can run now: the engine answers and has the base image. */
-  availability(): ProviderAvailability;
-  /** The first probe's end: until then sandbox_b is unavailable, 'not probed yet'. */
-  probed: Promise<void>;
-  shutdown(): Promise<void>;
-}
-
 /**
  * sandbox_b: an in-process runner whose provider is the Docker engine at `DOCKER_HOST`. The engine
  * and the base image are probed at start and every `probeEveryMs` after, so an engine started (or an
  * image built) later makes the provider available without a restart; the runner is made at the
- * first probe that finds both.
+ * first probe that finds both. Until the first probe is in, sandbox_b is unavailable ('not probed
+ * yet'); a boot while the engine or the image is missing fails with the reason.
  */
-export function startDockerSandboxes(setup: DockerSetup): DockerSandboxes {
+export function startDockerSandboxes(setup: DockerSetup): SandboxBackend {
   const log = (level: 'info' | 'warn' | 'error', message: string) =>
     setup.logger[level]({ component: 'docker' }, message);
   const engine = new DockerEngine(setup.dockerHost);
@@ -107,17 +99,17 @@ export function startDockerSandboxes(setup: DockerSetup): DockerSandboxes {
   }
 
   // Not awaited: an engine slow to answer must not hold up the server's start.
-  const probed = probe().catch(() => {});
+  void probe().catch(() => {});
   const timer = setInterval(() => void probe().catch(() => {}), setup.probeEveryMs ?? 10_000);
   timer.unref();
 
   return {
+    kinds: ['sandbox_b'],
     host: deferredSandboxHost({
       current: () => host,
       whyNot: () => `sandbox_b cannot run here: ${state.reason}`,
     }),
     availability: () => state,
-    probed,
     async shutdown() {
       closed = true;
       clearInterval(timer);

@@ -1,6 +1,7 @@
 import type { SandboxHost } from '@paddock/core';
 import { type ApiTarget, createMicroVmProvider, Runner, type Workspaces } from '@paddock/sandbox';
 import type { Logger } from 'pino';
+import type { SandboxBackend } from './backend.ts';
 import { deferredSandboxHost, embeddedSandboxHost } from './embedded.ts';
 import type { MicroVmCheck } from './micro-vm-check.ts';
 
@@ -12,17 +13,29 @@ export interface MicroVmHostSetup {
   /** Makes the thread workspaces, each owned by its sandbox's uid (shared with the server's uploads). */
   workspaces: Workspaces;
   logger: Logger;
+  /** The deployment's runners are detached (`PADDOCK_RUNNER=detached`): no micro-VM runs here then. */
+  detached: boolean;
 }
+
+const inProcessOnly = 'micro-VMs run with the in-process runner only (PADDOCK_RUNNER=embedded)';
 
 /**
  * sandbox_f's sandboxes: an in-process runner on the micro-VM provider, made at the first boot
  * (agent create admits sandbox_f only once the check said yes). No standbys: a booted guest holds
- * its memory, and micro-VMs are rare enough to boot on demand.
+ * its memory, and micro-VMs are rare enough to boot on demand. A deployment on detached runners has
+ * none: sandbox_f is unavailable there, and a boot fails saying why.
  */
-export function microVmSandboxHost(setup: MicroVmHostSetup): {
-  host: SandboxHost;
-  shutdown(): Promise<void>;
-} {
+export function microVmSandboxHost(setup: MicroVmHostSetup): SandboxBackend {
+  if (setup.detached)
+    return {
+      kinds: ['sandbox_f'],
+      host: deferredSandboxHost({
+        current: () => undefined,
+        whyNot: () => `sandbox_f cannot run here: ${inProcessOnly}`,
+      }),
+      availability: () => ({ available: false, reason: inProcessOnly }),
+      shutdown: () => setup.check.settled,
+    };
   let runner: Promise<Runner> | undefined;
   let host: SandboxHost | undefined;
   const log = (level: 'info' | 'warn' | 'error', message: string) =>
@@ -52,6 +65,7 @@ export function microVmSandboxHost(setup: MicroVmHostSetup): {
     return runner;
   };
   return {
+    kinds: ['sandbox_f'],
     // Every call but `ensure` comes after a boot, so the runner exists by then.
     host: deferredSandboxHost({
       current: () => host,
@@ -60,9 +74,11 @@ export function microVmSandboxHost(setup: MicroVmHostSetup): {
       },
       whyNot: () => 'the thread has no running micro-VM',
     }),
+    availability: () => setup.check.availability(),
     async shutdown() {
       const started = await runner?.catch(() => undefined);
       await started?.shutdown();
+      await setup.check.settled;
     },
   };
 }

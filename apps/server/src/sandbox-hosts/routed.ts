@@ -7,19 +7,24 @@ import {
 import type { MachineKind, SandboxExec, SandboxExecResult } from '@paddock/protocol';
 
 /**
- * The deployment's sandboxes as core sees them: threads of the providers named in `byKind` go to
- * that provider's host (`sandbox_e`: the self-hosted runners its users connected; `sandbox_b`: the
- * Docker engine; `sandbox_f`: the micro-VM host, where there is one), every other thread to the deployment's own host (the in-process runner, or its
- * detached runners). Core places each thread (`place`) before any other call for it; the choice is
- * remembered per thread. It adopts turns when one of its hosts does, on that host's threads.
+ * The deployment's sandboxes as core sees them: each thread goes to the host of the backend whose
+ * kinds name its provider (`sandbox_e`: the self-hosted runners its users connected; `sandbox_b`: the
+ * Docker engine; `sandbox_f`: the micro-VM host), a thread not placed yet to the deployment's own host
+ * (sandbox_a's: the in-process runner, or its detached runners). Core places each thread (`place`)
+ * before any other call for it; the choice is remembered per thread. It adopts turns when one of
+ * its hosts does, on that host's threads.
  */
 export function routedSandboxHost(
-  own: SandboxHost,
-  byKind: Partial<Record<MachineKind, SandboxHost>>,
+  backends: readonly { kinds: readonly MachineKind[]; host: SandboxHost }[],
 ): SandboxHost {
+  const byKind: Partial<Record<MachineKind, SandboxHost>> = Object.fromEntries(
+    backends.flatMap(({ kinds, host }) => kinds.map((kind) => [kind, host])),
+  );
+  const own = byKind.sandbox_a!;
   const placed = new Map<string, SandboxHost>();
   const hostOf = (threadId: string): SandboxHost => placed.get(threadId) ?? own;
-  const hosts = [own, ...Object.values(byKind)];
+  // One host may serve several kinds: each counts once.
+  const hosts = [...new Set(backends.map((backend) => backend.host))];
   const routed: SandboxHost = {
     adoptsTurns: false,
     place(threadId: string, placement: SandboxPlacement) {

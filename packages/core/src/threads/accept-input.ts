@@ -18,7 +18,7 @@ import { steeringTarget } from './steering-target.ts';
 import { updateThreadStatus } from './thread-status.ts';
 
 /** What taking an input needs of the services. */
-export type InputCtx = Pick<Ctx, 'store' | 'sandboxLimits' | 'steering' | 'worker' | 'log'> & {
+export type InputCtx = Pick<Ctx, 'store' | 'sandboxLimits' | 'steering' | 'turnQueue' | 'log'> & {
   events: Pick<EventLog, 'publish'>;
 };
 
@@ -83,7 +83,7 @@ export async function acceptInput(ctx: InputCtx, request: InputRequest): Promise
       const accepted = { messages, runStarted: false, turnId: null, replayed: false };
       return { accepted, events: await appendEvents(trx, threadId, null, drafts), steerInto: undefined };
     }
-    const target = run && request.steerable && ctx.steering ? await steeringTarget(trx, threadId) : undefined;
+    const target = run && request.steerable ? await steeringTarget(trx, threadId) : undefined;
     const { input, messages } = await queueInput(trx, thread, request.messages, at, {
       run,
       inputId: request.inputId,
@@ -98,11 +98,11 @@ export async function acceptInput(ctx: InputCtx, request: InputRequest): Promise
     return { accepted, events: [], steerInto: target };
   });
   ctx.events.publish(events);
-  if (accepted.runStarted) ctx.worker?.wake();
+  if (accepted.runStarted) ctx.turnQueue.wake();
   if (steerInto) {
     // The answer acknowledges the durable input; delivery into the turn happens after it.
     void ctx.steering
-      ?.deliver(threadId, steerInto, accepted.input!.id)
+      .deliver(threadId, steerInto, accepted.input!.id)
       .catch((err) => ctx.log.error({ err, thread_id: threadId }, 'steering an input failed'));
   }
   return accepted;

@@ -77,6 +77,6 @@ export async function createThread({
     }
     return { thread_id: thread.id, agent_id: agent.id, status: thread.status };
   });
-  if (handle.status === 'running') ctx.worker?.wake();
+  if (handle.status === 'running') ctx.turnQueue.wake();
   return handle;
 }

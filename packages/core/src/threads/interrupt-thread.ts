@@ -118,11 +118,11 @@ export async function interruptThread({
     );
   }
   const { record, runningTurnId, fresh } = answer;
-  if (runningTurnId) ctx.worker?.cancel(runningTurnId);
+  if (runningTurnId) ctx.turnQueue.cancel(runningTurnId);
   // No turn of the thread runs as far as the store knows: one a restart left running in its sandbox
   // past the adoption window is stopped now, so the thread can take new turns.
   else if (fresh && isAdoptingHost(ctx.sandboxes)) ctx.sandboxes.interruptOrphan(threadId);
-  if (!fresh || !ctx.steering) return record;
+  if (!fresh) return record;
   // Inputs on their way into the interrupted turn end either taken by it or cancelled; the answer
   // waits for that, so every input of the generation is in it or in the transcript, never both.
   const waited = await Promise.race([

@@ -30,6 +30,21 @@ import { placeThread, type TurnEventSink } from './sandbox-host.ts';
  */
 const sandboxScopes: Scope[] = ['read', 'publish', 'code:execute', 'messages:write_roles'];
 
+/** What a boot uses of the services (the turn executor's, a code run's, a file read's). */
+export type SandboxServices = Pick<
+  Services,
+  | 'store'
+  | 'sandboxes'
+  | 'log'
+  | 'machines'
+  | 'revocations'
+  | 'secrets'
+  | 'nodeId'
+  | 'sandboxLimits'
+  | 'workspacesDir'
+  | 'sharedFoldersDir'
+>;
+
 /**
  * Boots the thread's sandbox unless it runs, with a fresh thread token. The token that counts is the
  * one the running sandbox holds: the others are revoked once the boot says which that is (a
@@ -39,7 +54,7 @@ const sandboxScopes: Scope[] = ['read', 'publish', 'code:execute', 'messages:wri
  * dropped, and an entrypoint that fails is only logged.
  */
 export async function ensureThreadSandbox(
-  services: Services,
+  services: SandboxServices,
   thread: ThreadRow,
   agent: AgentRow,
   emit?: TurnEventSink,
@@ -122,7 +137,7 @@ export async function ensureThreadSandbox(
 }
 
 /** Which host holds the thread's sandbox, as its token records it (see `TokensTable.holder`). */
-function holderOf(services: Services, threadId: string): string {
+function holderOf(services: Pick<Services, 'sandboxes' | 'nodeId'>, threadId: string): string {
   const runnerId = services.sandboxes.runnerFor(threadId);
   return runnerId === undefined ? `node:${services.nodeId}` : `runner:${runnerId}`;
 }
@@ -132,7 +147,9 @@ function holderOf(services: Services, threadId: string): string {
  * the thread tokens they held are revoked. Detached runners' sandboxes outlive a server and keep
  * theirs (their holder is the runner).
  */
-export async function revokeTokensOfDeadSandboxes(services: Services): Promise<number> {
+export async function revokeTokensOfDeadSandboxes(
+  services: Pick<Services, 'store' | 'nodeId'>,
+): Promise<number> {
   return revokeHeldThreadTokens(services.store.db, `node:${services.nodeId}`, timestamp());
 }
 

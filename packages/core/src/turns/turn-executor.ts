@@ -49,11 +49,17 @@ export interface TurnExecutor {
 const cancelled: TurnResult = { stopReason: 'cancelled', messages: [], lastAssistantText: '' };
 
 /**
+ * What the executor runs on: every service but the steering it provides itself, so it is made before
+ * the services are (and the turn worker after it, through the turn queue).
+ */
+export type ExecutorServices = Omit<Services, 'steering'>;
+
+/**
  * Runs claimed turns: delivers the thread's queued inputs, makes sure its sandbox is up (minting the
  * sandbox's thread token and running the entrypoint on first boot), runs the harness there, streams
  * every event into the log, and settles the thread (D7) in one transaction with the turn's end.
  */
-export function createTurnExecutor(services: Services): TurnExecutor {
+export function createTurnExecutor(services: ExecutorServices): TurnExecutor {
   const { store, events, sandboxes, log } = services;
   /** Turns followed here; `handedOver` settles once the turn is in its sandbox (or will never be). */
   const following = new Map<string, { handedOver: Promise<void>; handOver(): void }>();
@@ -61,7 +67,7 @@ export function createTurnExecutor(services: Services): TurnExecutor {
   const delivering = new Map<string, Set<Promise<void>>>();
   /** Whether the runtime can interrupt the thread's turns safely (a test fault can say it cannot). */
   const canInterrupt = (threadId: string) =>
-    services.faults?.canInterrupt ? services.faults.canInterrupt(threadId) : sandboxes.canInterrupt(threadId);
+    services.faults.canInterrupt ? services.faults.canInterrupt(threadId) : sandboxes.canInterrupt(threadId);
 
   /**
    * Starts a claimed turn: it takes the thread's queued inputs, whose `model_options` settings it
@@ -183,11 +189,11 @@ export function createTurnExecutor(services: Services): TurnExecutor {
       log.error({ err, thread_id: thread.id }, 'marking a turn finalizing failed'),
     );
     await chain;
-    await services.faults?.beforeSettle?.(turn.id);
+    await services.faults.beforeSettle?.(turn.id);
     await settleTurn(services, { turn, thread, model, result });
     if (isAdoptingHost(sandboxes)) sandboxes.release(turn.id);
     following.delete(turn.id);
-    services.worker?.wake();
+    services.turnQueue.wake();
   }
 
   /** Offers a claimed input to the running turn; gives it back when the turn does not take it. */
@@ -209,7 +215,7 @@ export function createTurnExecutor(services: Services): TurnExecutor {
       const at = timestamp();
       await giveBackInput(trx, (await lockThread(trx, threadId, at))!, inputId, turnId, at);
     });
-    services.worker?.wake();
+    services.turnQueue.wake();
   }
 
   return {
@@ -269,7 +275,7 @@ export function createTurnExecutor(services: Services): TurnExecutor {
     async settleLost(turn, runnerId) {
       await settleAbandonedTurn(services, turn, runnerId);
       // The settle may have queued the thread's next turn: claim it now rather than at the next poll.
-      services.worker?.wake();
+      services.turnQueue.wake();
     },
   };
 }
