@@ -89,7 +89,38 @@ export interface Logger {
   error(obj: object, msg?: string): void;
 }
 
-/** A verb's context: the services and the calling actor. */
-export interface Ctx extends Services {
-  actor: Actor;
+/**
+ * The server itself, acting on no user's behalf: the turn executor, the sweeps, start-up. It passes
+ * no access check (those take a user's `Actor`); what it may do is what the code calling it does.
+ */
+export interface SystemActor {
+  readonly system: string;
+}
+
+/** Epoch milliseconds now: the verbs' only clock, so a test can set the time. */
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/**
+ * What every verb takes first: who calls (a user's credential, or the server itself), the database,
+ * the time and the log. What else a verb uses it takes as its area's services (a `Pick` of
+ * `Services`), second; the routes pass the server's `Services` there.
+ */
+export interface Ctx<A extends Actor | SystemActor = Actor> {
+  readonly actor: A;
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly log: Logger;
+}
+
+/** A context for work the server does on its own (see `SystemActor`). */
+export function systemCtx(
+  services: Pick<Services, 'store' | 'log'>,
+  system: string,
+  clock = systemClock,
+): Ctx<SystemActor> {
+  return { actor: { system }, store: services.store, clock, log: services.log };
 }
