@@ -9,7 +9,8 @@ import {
 } from '@paddock/store';
 import { openTestStore, queuedTurnRow, seedThread, testDatabases } from '@paddock/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acceptInput, type InputCtx } from '../src/threads/accept-input.ts';
+import { systemClock } from '../src/context.ts';
+import { acceptInput, type InputServices } from '../src/threads/accept-input.ts';
 import { deliverMessages } from '../src/threads/deliver-messages.ts';
 import { inputMessages } from '../src/threads/input-receipt.ts';
 import { endTurn } from '../src/turns/end-turn.ts';
@@ -17,8 +18,8 @@ import { endTurn } from '../src/turns/end-turn.ts';
 /** The services taking an input uses, recording what it asks of the worker, steering and event bus. */
 function servicesOf(store: Store) {
   const seen = { wakes: 0, published: [] as string[], delivered: [] as string[][] };
-  const ctx: InputCtx = {
-    store,
+  const ctx = { store, clock: systemClock, log: { info: () => {}, warn: () => {}, error: () => {} } };
+  const services: InputServices = {
     events: { publish: (events) => seen.published.push(...events.map((e) => e.type)) },
     sandboxLimits: { liveSandboxes: () => undefined, leaseMs: 60_000 },
     turnQueue: { wake: () => void seen.wakes++, cancel: () => false },
@@ -26,9 +27,8 @@ function servicesOf(store: Store) {
       deliver: async (...args) => void seen.delivered.push(args),
       deliveriesSettled: async () => false,
     },
-    log: { info: () => {}, warn: () => {}, error: () => {} },
   };
-  return { ctx, seen };
+  return { ctx, services, seen };
 }
 
 const hello = [{ role: 'user' as const, content: 'hello' }];
@@ -45,8 +45,13 @@ describe.each(testDatabases())('accepting an input on $name', (database) => {
 
   it('with run on a settled thread: a durable input, a queued turn, the thread running, the worker woken', async () => {
     const { threadId } = await seedThread(store);
-    const { ctx, seen } = servicesOf(store);
-    const accepted = await acceptInput(ctx, { threadId, messages: hello, run: true, steerable: true });
+    const { ctx, services, seen } = servicesOf(store);
+    const accepted = await acceptInput(ctx, services, {
+      threadId,
+      messages: hello,
+      run: true,
+      steerable: true,
+    });
     const [turn] = await findActiveTurns(store.db, threadId);
     expect(turn?.status).toBe('queued');
     expect(accepted).toMatchObject({ runStarted: true, turnId: turn!.id, replayed: false });
@@ -57,7 +62,12 @@ describe.each(testDatabases())('accepting an input on $name', (database) => {
     expect(seen.wakes).toBe(1);
 
     // A second input joins the queued turn: no second turn, nothing to wake.
-    const second = await acceptInput(ctx, { threadId, messages: hello, run: true, steerable: true });
+    const second = await acceptInput(ctx, services, {
+      threadId,
+      messages: hello,
+      run: true,
+      steerable: true,
+    });
     expect(second).toMatchObject({ runStarted: false, turnId: turn!.id });
     expect(await findActiveTurns(store.db, threadId)).toHaveLength(1);
     expect(seen.wakes).toBe(1);
@@ -85,8 +95,13 @@ describe.each(testDatabases())('accepting an input on $name', (database) => {
 
   it('without run on a settled thread: the messages join the transcript at once, with their events', async () => {
     const { threadId } = await seedThread(store);
-    const { ctx, seen } = servicesOf(store);
-    const accepted = await acceptInput(ctx, { threadId, messages: hello, run: false, steerable: false });
+    const { ctx, services, seen } = servicesOf(store);
+    const accepted = await acceptInput(ctx, services, {
+      threadId,
+      messages: hello,
+      run: false,
+      steerable: false,
+    });
     expect(accepted.input).toBeUndefined();
     expect(accepted).toMatchObject({ runStarted: false, turnId: null });
     expect((await listMessages(store.db, threadId)).map((m) => m.id)).toEqual([accepted.messages[0]!.id]);
@@ -97,9 +112,9 @@ describe.each(testDatabases())('accepting an input on $name', (database) => {
 
   it('answers a replayed input as it stands and writes nothing', async () => {
     const { threadId } = await seedThread(store);
-    const { ctx, seen } = servicesOf(store);
-    const first = await acceptInput(ctx, { threadId, messages: hello, run: true, steerable: true });
-    const again = await acceptInput(ctx, {
+    const { ctx, services, seen } = servicesOf(store);
+    const first = await acceptInput(ctx, services, { threadId, messages: hello, run: true, steerable: true });
+    const again = await acceptInput(ctx, services, {
       threadId,
       messages: hello,
       run: true,
@@ -116,12 +131,22 @@ describe.each(testDatabases())('accepting an input on $name', (database) => {
     const { threadId } = await seedThread(store);
     const running = { ...queuedTurnRow(threadId), status: 'running' };
     await store.db.insertInto('turns').values(running).execute();
-    const { ctx, seen } = servicesOf(store);
-    const steered = await acceptInput(ctx, { threadId, messages: hello, run: true, steerable: true });
+    const { ctx, services, seen } = servicesOf(store);
+    const steered = await acceptInput(ctx, services, {
+      threadId,
+      messages: hello,
+      run: true,
+      steerable: true,
+    });
     expect(steered).toMatchObject({ runStarted: false, turnId: running.id });
     expect(seen.delivered).toEqual([[threadId, running.id, steered.input!.id]]);
     // One that may not join it (e.g. it sets model options) waits for a next turn, queued for it.
-    const waits = await acceptInput(ctx, { threadId, messages: hello, run: true, steerable: false });
+    const waits = await acceptInput(ctx, services, {
+      threadId,
+      messages: hello,
+      run: true,
+      steerable: false,
+    });
     const queued = (await findActiveTurns(store.db, threadId)).find((t) => t.status === 'queued');
     expect(waits.turnId).toBe(queued?.id);
     expect(seen.delivered).toHaveLength(1);

@@ -13,7 +13,7 @@ import {
 } from '@paddock/store';
 import { openTestStore, queuedTurnRow, seedThread, testDatabases } from '@paddock/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Ctx } from '../src/context.ts';
+import { type Ctx, type Services, systemClock } from '../src/context.ts';
 import { acceptInput } from '../src/threads/accept-input.ts';
 import { giveBackInput } from '../src/threads/give-back-input.ts';
 import { interruptThread } from '../src/threads/interrupt-thread.ts';
@@ -38,16 +38,14 @@ function stopServices(
   const sandbox = recordingSandboxHost();
   const cancelled: string[] = [];
   const log = recordingLog();
-  // A Stop reads no other service: the rest of a verb's context stays out of the test.
-  const ctx: Pick<Ctx, 'store' | 'actor' | 'sandboxes' | 'turnQueue' | 'steering' | 'log'> = {
-    store,
-    actor: userActor(seed.userId, seed.teamId),
+  const ctx: Ctx = { actor: userActor(seed.userId, seed.teamId), store, clock: systemClock, log };
+  // A Stop uses no other service: the rest stays out of the test.
+  const services: Pick<Services, 'sandboxes' | 'turnQueue' | 'steering'> = {
     sandboxes: sandbox.host,
     turnQueue: { wake: () => {}, cancel: (turnId: string) => cancelled.push(turnId) > 0 },
     steering: { deliver: async () => {}, deliveriesSettled },
-    log,
   };
-  return { ctx: ctx as Ctx, seen: { cancelled, orphanInterrupts: sandbox.calls.orphanInterrupts, log } };
+  return { ctx, services, seen: { cancelled, orphanInterrupts: sandbox.calls.orphanInterrupts, log } };
 }
 
 const hello = [{ role: 'user' as const, content: 'hello' }];
@@ -62,15 +60,14 @@ describe.each(testDatabases())('Stop on $name', (database) => {
 
   /** An input that asks for a turn, as the routes take it (with a queued turn unless one runs and it steers). */
   async function input(threadId: string, { steerable = false } = {}) {
-    const ctx = {
-      store,
+    const ctx = { store, clock: systemClock, log: recordingLog() };
+    const services = {
       events: { publish: () => {} },
       sandboxLimits: { liveSandboxes: () => undefined, leaseMs: 60_000 },
       steering: noSteering,
       turnQueue: recordingTurnQueue(),
-      log: recordingLog(),
     };
-    return (await acceptInput(ctx, { threadId, messages: hello, run: true, steerable })).input!;
+    return (await acceptInput(ctx, services, { threadId, messages: hello, run: true, steerable })).input!;
   }
 
   /** A turn of the thread running under a live lease of this node. */
@@ -106,9 +103,9 @@ describe.each(testDatabases())('Stop on $name', (database) => {
     const { threadId } = seed;
     const pending = await input(threadId);
     const [queued] = await findActiveTurns(store.db, threadId);
-    const { ctx, seen } = stopServices(store, seed);
+    const { ctx, services, seen } = stopServices(store, seed);
 
-    const record = await interruptThread({ ctx, threadId });
+    const record = await interruptThread(ctx, services, { threadId });
 
     expect(record).toMatchObject({ id: threadId, generation: 1, status: 'idle' });
     expect(record.cancelled_inputs).toMatchObject([
@@ -125,8 +122,8 @@ describe.each(testDatabases())('Stop on $name', (database) => {
 
   it('advances the generation even when there is nothing to cancel', async () => {
     const seed = await seedThread(store);
-    const { ctx } = stopServices(store, seed);
-    const record = await interruptThread({ ctx, threadId: seed.threadId, expectedGeneration: 0 });
+    const { ctx, services } = stopServices(store, seed);
+    const record = await interruptThread(ctx, services, { threadId: seed.threadId, expectedGeneration: 0 });
     expect(record).toMatchObject({ generation: 1, cancelled_inputs: [], status: 'idle' });
   });
 
@@ -136,9 +133,9 @@ describe.each(testDatabases())('Stop on $name', (database) => {
     const running = await runningTurn(threadId);
     const pending = await input(threadId);
     const queued = (await findActiveTurns(store.db, threadId)).find((t) => t.status === 'queued')!;
-    const { ctx, seen } = stopServices(store, seed);
+    const { ctx, services, seen } = stopServices(store, seed);
 
-    const record = await interruptThread({ ctx, threadId, expectedGeneration: 0 });
+    const record = await interruptThread(ctx, services, { threadId, expectedGeneration: 0 });
 
     expect(record).toMatchObject({ generation: 1, status: 'running' });
     expect(record.cancelled_inputs.map((i) => i.id)).toEqual([pending.id]);
@@ -155,12 +152,12 @@ describe.each(testDatabases())('Stop on $name', (database) => {
     const seed = await seedThread(store);
     const { threadId } = seed;
     const pending = await input(threadId);
-    const { ctx, seen } = stopServices(store, seed);
-    const first = await interruptThread({ ctx, threadId, expectedGeneration: 0 });
+    const { ctx, services, seen } = stopServices(store, seed);
+    const first = await interruptThread(ctx, services, { threadId, expectedGeneration: 0 });
     const newer = await input(threadId);
     const before = await snapshot(threadId);
 
-    const retry = await interruptThread({ ctx, threadId, expectedGeneration: 0 });
+    const retry = await interruptThread(ctx, services, { threadId, expectedGeneration: 0 });
 
     expect(retry.generation).toBe(first.generation);
     expect(retry.cancelled_inputs).toEqual(first.cancelled_inputs);
@@ -174,9 +171,9 @@ describe.each(testDatabases())('Stop on $name', (database) => {
     const seed = await seedThread(store);
     await input(seed.threadId);
     const before = await snapshot(seed.threadId);
-    const { ctx, seen } = stopServices(store, seed);
+    const { ctx, services, seen } = stopServices(store, seed);
     await expect(
-      interruptThread({ ctx, threadId: seed.threadId, expectedGeneration: 1 }),
+      interruptThread(ctx, services, { threadId: seed.threadId, expectedGeneration: 1 }),
     ).rejects.toMatchObject({
       code: 'invalid_input_generation',
       retryAfter: undefined,
@@ -192,9 +189,9 @@ describe.each(testDatabases())('Stop on $name', (database) => {
     const pending = await input(threadId);
     await markTurnFinalizing(store.db, running);
     const before = await snapshot(threadId);
-    const { ctx, seen } = stopServices(store, seed);
+    const { ctx, services, seen } = stopServices(store, seed);
 
-    await expect(interruptThread({ ctx, threadId, expectedGeneration: 0 })).rejects.toMatchObject({
+    await expect(interruptThread(ctx, services, { threadId, expectedGeneration: 0 })).rejects.toMatchObject({
       code: 'turn_interrupt_pending',
       retryAfter: 1,
     });
@@ -202,7 +199,7 @@ describe.each(testDatabases())('Stop on $name', (database) => {
     expect(seen.cancelled).toEqual([]);
 
     await endTurnOf(threadId, running);
-    const record = await interruptThread({ ctx, threadId, expectedGeneration: 0 });
+    const record = await interruptThread(ctx, services, { threadId, expectedGeneration: 0 });
     expect(record).toMatchObject({ generation: 1, status: 'idle' });
     expect(record.cancelled_inputs.map((i) => i.id)).toEqual([pending.id]);
     expect(await findActiveTurns(store.db, threadId)).toEqual([]);
@@ -215,9 +212,9 @@ describe.each(testDatabases())('Stop on $name', (database) => {
     await input(threadId);
     await markTurnUninterruptible(store.db, running);
     const before = await snapshot(threadId);
-    const { ctx, seen } = stopServices(store, seed);
+    const { ctx, services, seen } = stopServices(store, seed);
 
-    await expect(interruptThread({ ctx, threadId, expectedGeneration: 0 })).rejects.toMatchObject({
+    await expect(interruptThread(ctx, services, { threadId, expectedGeneration: 0 })).rejects.toMatchObject({
       code: 'turn_interrupt_unsupported',
       retryAfter: undefined,
     });
@@ -225,7 +222,7 @@ describe.each(testDatabases())('Stop on $name', (database) => {
     expect(seen.cancelled).toEqual([]);
 
     await endTurnOf(threadId, running);
-    await expect(interruptThread({ ctx, threadId, expectedGeneration: 0 })).resolves.toMatchObject({
+    await expect(interruptThread(ctx, services, { threadId, expectedGeneration: 0 })).resolves.toMatchObject({
       generation: 1,
     });
   });
@@ -236,8 +233,8 @@ describe.each(testDatabases())('Stop on $name', (database) => {
     await runningTurn(threadId, { expiresInMs: -1_000 });
     await store.db.insertInto('turns').values(queuedTurnRow(threadId)).execute();
     const before = await snapshot(threadId);
-    const { ctx, seen } = stopServices(store, seed);
-    await expect(interruptThread({ ctx, threadId })).rejects.toMatchObject({
+    const { ctx, services, seen } = stopServices(store, seed);
+    await expect(interruptThread(ctx, services, { threadId })).rejects.toMatchObject({
       code: 'turn_interrupt_recovery_required',
       retryAfter: undefined,
     });
@@ -251,9 +248,9 @@ describe.each(testDatabases())('Stop on $name', (database) => {
     await input(seed.threadId);
     await quarantineThread(store.db, seed.threadId, { state: 'quarantined', replacementTaskId: replacement });
     const before = await snapshot(seed.threadId);
-    const { ctx } = stopServices(store, seed);
+    const { ctx, services } = stopServices(store, seed);
     await expect(
-      interruptThread({ ctx, threadId: seed.threadId, expectedGeneration: 7 }),
+      interruptThread(ctx, services, { threadId: seed.threadId, expectedGeneration: 7 }),
     ).rejects.toMatchObject({
       code: 'task_recovery_required',
       extra: { replacement_task_id: replacement },
@@ -265,11 +262,11 @@ describe.each(testDatabases())('Stop on $name', (database) => {
     const seed = await seedThread(store);
     const { threadId } = seed;
     const pending = await input(threadId);
-    const { ctx } = stopServices(store, seed);
-    await interruptThread({ ctx, threadId, expectedGeneration: 0 });
+    const { ctx, services } = stopServices(store, seed);
+    await interruptThread(ctx, services, { threadId, expectedGeneration: 0 });
     const running = await runningTurn(threadId);
     await markTurnFinalizing(store.db, running);
-    const retry = await interruptThread({ ctx, threadId, expectedGeneration: 0 });
+    const retry = await interruptThread(ctx, services, { threadId, expectedGeneration: 0 });
     expect(retry.cancelled_inputs.map((i) => i.id)).toEqual([pending.id]);
   });
 
@@ -278,8 +275,8 @@ describe.each(testDatabases())('Stop on $name', (database) => {
     const stranger = await seedThread(store);
     await input(seed.threadId);
     const before = await snapshot(seed.threadId);
-    const { ctx } = stopServices(store, stranger);
-    await expect(interruptThread({ ctx, threadId: seed.threadId })).rejects.toMatchObject({
+    const { ctx, services } = stopServices(store, stranger);
+    await expect(interruptThread(ctx, services, { threadId: seed.threadId })).rejects.toMatchObject({
       code: 'thread_not_found',
     });
     expect(await snapshot(seed.threadId)).toEqual(before);
@@ -289,11 +286,11 @@ describe.each(testDatabases())('Stop on $name', (database) => {
     const seed = await seedThread(store);
     await input(seed.threadId);
     const before = await snapshot(seed.threadId);
-    const { ctx, seen } = stopServices(store, seed);
-    ctx.sandboxes.place = () => {
+    const { ctx, services, seen } = stopServices(store, seed);
+    services.sandboxes.place = () => {
       throw new TypeError('a bug in the sandbox host');
     };
-    await expect(interruptThread({ ctx, threadId: seed.threadId })).rejects.toThrow(TypeError);
+    await expect(interruptThread(ctx, services, { threadId: seed.threadId })).rejects.toThrow(TypeError);
     expect(await snapshot(seed.threadId)).toEqual(before);
     expect(seen.log.errors).toEqual([]);
   });
@@ -313,9 +310,9 @@ describe.each(testDatabases())('Stop on $name', (database) => {
       });
       return true;
     };
-    const { ctx } = stopServices(store, seed, { deliveriesSettled });
+    const { ctx, services } = stopServices(store, seed, { deliveriesSettled });
 
-    const record = await interruptThread({ ctx, threadId, expectedGeneration: 0 });
+    const record = await interruptThread(ctx, services, { threadId, expectedGeneration: 0 });
 
     expect(record.cancelled_inputs).toMatchObject([
       { id: steered.id, status: 'cancelled', reason: 'interrupted' },
@@ -328,10 +325,10 @@ describe.each(testDatabases())('Stop with its database failing on $name', (datab
   it('is 503 turn_interrupt_unconfirmed (retry after 1 s), logged', async () => {
     const { store, close } = await openTestStore(database);
     const seed = await seedThread(store);
-    const { ctx, seen } = stopServices(store, seed);
+    const { ctx, services, seen } = stopServices(store, seed);
     await store.close();
     try {
-      await expect(interruptThread({ ctx, threadId: seed.threadId })).rejects.toMatchObject({
+      await expect(interruptThread(ctx, services, { threadId: seed.threadId })).rejects.toMatchObject({
         code: 'turn_interrupt_unconfirmed',
         retryAfter: 1,
       });

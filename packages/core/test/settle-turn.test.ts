@@ -13,6 +13,7 @@ import {
 } from '@paddock/store';
 import { openTestStore, queuedTurnRow, seedThread, testDatabases } from '@paddock/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../src/context.ts';
 import { acceptInput } from '../src/threads/accept-input.ts';
 import { settleAbandonedTurn, settleTurn } from '../src/turns/settle-turn.ts';
 import { noSteering, recordingLog, recordingTurnQueue } from './verb-fakes.ts';
@@ -58,16 +59,15 @@ describe.each(testDatabases())('settling a turn on $name', (database) => {
 
   /** An input accepted while the turn runs; `steered`: offered to that turn, so no turn is queued for it. */
   async function inputDuring(threadId: string, { steered }: { steered: boolean }) {
-    const ctx = {
-      store,
+    const ctx = { store, clock: systemClock, log: recordingLog() };
+    const services = {
       events,
       sandboxLimits: { liveSandboxes: () => undefined, leaseMs: 60_000 },
       steering: noSteering,
       turnQueue: recordingTurnQueue(),
-      log: recordingLog(),
     };
     const messages = [{ role: 'user' as const, content: 'and then?' }];
-    return (await acceptInput(ctx, { threadId, messages, run: true, steerable: steered })).input!;
+    return (await acceptInput(ctx, services, { threadId, messages, run: true, steerable: steered })).input!;
   }
 
   const result = (overrides: Partial<TurnResult> = {}): TurnResult => ({

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import fastifyWebsocket from '@fastify/websocket';
-import { type Authenticator, admitSelfHostedRunner, type Services } from '@paddock/core';
+import { type Authenticator, admitSelfHostedRunner, type Services, systemClock } from '@paddock/core';
 import { type RunnerHub, type RunnerScope, runnerLinkPath } from '@paddock/sandbox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
@@ -32,7 +32,8 @@ export async function runnerLinkRoutes(app: FastifyInstance, options: RunnerLink
         const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1] ?? '';
         if (expected && timingSafeEqual(digest(bearer), expected)) return;
         const actor = await options.authenticator.authenticate(request.headers.authorization);
-        scopes.set(request, await admitSelfHostedRunner({ ctx: { ...options.services, actor } }));
+        const { store, log } = options.services;
+        scopes.set(request, await admitSelfHostedRunner({ actor, store, clock: systemClock, log }));
       },
     },
     (socket, request) => {

@@ -1,4 +1,4 @@
-import type { Ctx } from '../context.ts';
+import type { Ctx, Services } from '../context.ts';
 import { isCredentialLive } from './credential-liveness.ts';
 
 /**
@@ -7,7 +7,8 @@ import { isCredentialLive } from './credential-liveness.ts';
  * lapses). Answers a function that stops watching.
  */
 export function watchCredential(
-  ctx: Pick<Ctx, 'actor' | 'store' | 'revocations' | 'log'>,
+  ctx: Pick<Ctx, 'actor' | 'store' | 'log'>,
+  services: Pick<Services, 'revocations'>,
   onRevoked: () => void,
 ) {
   let stopped = false;
@@ -38,9 +39,9 @@ export function watchCredential(
       }
     });
   };
-  const timer = setInterval(schedule, ctx.revocations.recheckMs);
+  const timer = setInterval(schedule, services.revocations.recheckMs);
   timer.unref();
-  const unsubscribe = ctx.revocations.onRevoked(schedule);
+  const unsubscribe = services.revocations.onRevoked(schedule);
   function stop() {
     stopped = true;
     clearInterval(timer);

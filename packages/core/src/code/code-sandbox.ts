@@ -5,7 +5,7 @@ import type { Ctx } from '../context.ts';
 import { PaddockError } from '../errors.ts';
 import { awaitingAdoption } from '../threads/queue-input.ts';
 import { requireInService } from '../threads/recovery.ts';
-import { ensureThreadSandbox } from '../turns/thread-sandbox.ts';
+import { type BootServices, ensureThreadSandbox } from '../turns/thread-sandbox.ts';
 
 /** A lease that expired is adopted as soon as the restarted server's runner reconnects: seconds, usually. */
 const runBusyRetryAfterSeconds = 5;
@@ -18,12 +18,12 @@ const sandboxRetryAfterSeconds = 2;
  * `code:execute` besides `publish`, reads included (spec, Authentication 9); the auth hook checks
  * them before the handler.
  */
-export async function readyCodeSandbox(ctx: Ctx, taskId: string): Promise<ThreadRow> {
+export async function readyCodeSandbox(ctx: Ctx, services: BootServices, taskId: string): Promise<ThreadRow> {
   const thread = await reachableThread(ctx.store.db, ctx.actor, taskId);
   requireInService(thread);
   // As file reads answer (spec, Files): a turn awaiting adoption may still run in a sandbox no
   // server reaches yet; booting another beside it would split the task in two.
-  if (awaitingAdoption(await findActiveTurns(ctx.store.db, taskId), timestamp())) {
+  if (awaitingAdoption(await findActiveTurns(ctx.store.db, taskId), timestamp(new Date(ctx.clock.now())))) {
     throw new PaddockError(
       'task_run_busy',
       'the task holds a run lease that expired and awaits adoption after a server restart; retry',
@@ -31,12 +31,16 @@ export async function readyCodeSandbox(ctx: Ctx, taskId: string): Promise<Thread
     );
   }
   const agent = await findAgent(ctx.store.db, thread.agent_id);
-  await inSandbox(ctx, thread.id, ensureThreadSandbox(ctx, thread, agent!));
+  await inSandbox(
+    ctx,
+    thread.id,
+    ensureThreadSandbox({ ...services, store: ctx.store, log: ctx.log }, thread, agent!),
+  );
   return thread;
 }
 
 /** A sandbox that cannot boot, dies mid-run or whose runner drops is a 503 worth retrying. */
-export async function inSandbox<T>(ctx: Ctx, threadId: string, work: Promise<T>): Promise<T> {
+export async function inSandbox<T>(ctx: Pick<Ctx, 'log'>, threadId: string, work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (error) {

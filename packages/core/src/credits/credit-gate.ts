@@ -1,4 +1,5 @@
 import { findOrgIdOfAgent, type Store, sumOrgModelTokens } from '@paddock/store';
+import type { Ctx, Services } from '../context.ts';
 import { PaddockError } from '../errors.ts';
 
 /**
@@ -46,10 +47,11 @@ export function budgetCreditGate(options: {
  * detail carries only `code` and `message`: no billing figures (spec: file read errors).
  */
 export async function requireCredits(
-  ctx: { store: Store; credits: CreditGate },
+  ctx: Pick<Ctx, 'store'>,
+  services: Pick<Services, 'credits'>,
   agentId: string,
 ): Promise<void> {
   const orgId = await findOrgIdOfAgent(ctx.store.db, agentId);
-  if (orgId === undefined || (await ctx.credits.admits(orgId))) return;
+  if (orgId === undefined || (await services.credits.admits(orgId))) return;
   throw new PaddockError('credits_exhausted', "the organization's credits are exhausted");
 }

@@ -1,7 +1,7 @@
 import type { ThreadEvent } from '@paddock/protocol';
 import { reachableThread } from '../auth/access.ts';
 import { watchCredential } from '../auth/watch-credential.ts';
-import type { Ctx } from '../context.ts';
+import type { Ctx, Services } from '../context.ts';
 
 export interface EventStream {
   /** Events in seq order, replayed then live; ends when `close` is called. */
@@ -15,21 +15,23 @@ export interface EventStream {
  * during the replay is lost, and it sends strictly by seq: a live event that skips ahead (another
  * node's, or one published out of order) makes it read the missing ones from the log first.
  */
-export async function openEventStream({
-  ctx,
-  threadId,
-  after,
-}: {
-  ctx: Ctx;
-  threadId: string;
-  /** Replay stored events after this seq; undefined means only new events. */
-  after: number | undefined;
-}): Promise<EventStream> {
+export async function openEventStream(
+  ctx: Ctx,
+  services: Pick<Services, 'events' | 'revocations'>,
+  {
+    threadId,
+    after,
+  }: {
+    threadId: string;
+    /** Replay stored events after this seq; undefined means only new events. */
+    after: number | undefined;
+  },
+): Promise<EventStream> {
   const pending: ThreadEvent[] = [];
   let wakeUp: (() => void) | undefined;
   let closed = false;
   // Subscribe first: whatever is published while the thread is read arrives here or is caught up.
-  const unsubscribe = ctx.events.bus.subscribe(threadId, (event) => {
+  const unsubscribe = services.events.bus.subscribe(threadId, (event) => {
     pending.push(event);
     wakeUp?.();
   });
@@ -47,7 +49,7 @@ export async function openEventStream({
     stopWatching();
     wakeUp?.();
   };
-  const stopWatching = watchCredential(ctx, close);
+  const stopWatching = watchCredential(ctx, services, close);
 
   async function* events(): AsyncGenerator<ThreadEvent> {
     try {
@@ -75,7 +77,7 @@ export async function openEventStream({
 
   async function* catchUp(): AsyncGenerator<ThreadEvent> {
     for (;;) {
-      const batch = await ctx.events.after(threadId, last, 500);
+      const batch = await services.events.after(threadId, last, 500);
       for (const event of batch) {
         last = event.seq;
         yield event;

@@ -1,22 +1,16 @@
 import type { EventRecord, ThreadEvent } from '@paddock/protocol';
 import type { ThreadRow } from '@paddock/store';
 import { reachableThread } from '../auth/access.ts';
-import type { Ctx } from '../context.ts';
+import type { Ctx, Services } from '../context.ts';
 
 /** `GET /v2/threads/{id}/events`: a page in seq order; `next_cursor` is the seq to pass as `after`. */
-export async function listThreadEvents({
-  ctx,
-  threadId,
-  after,
-  limit,
-}: {
-  ctx: Ctx;
-  threadId: string;
-  after: number;
-  limit: number;
-}): Promise<{ items: EventRecord[]; next_cursor: string | null }> {
+export async function listThreadEvents(
+  ctx: Ctx,
+  services: Pick<Services, 'events'>,
+  { threadId, after, limit }: { threadId: string; after: number; limit: number },
+): Promise<{ items: EventRecord[]; next_cursor: string | null }> {
   const thread = await reachableThread(ctx.store.db, ctx.actor, threadId);
-  const events = await ctx.events.after(threadId, after, limit + 1);
+  const events = await services.events.after(threadId, after, limit + 1);
   const page = events.slice(0, limit);
   return {
     items: page.map((e) => toEventRecord(e, thread)),
@@ -25,19 +19,13 @@ export async function listThreadEvents({
 }
 
 /** `GET /v2/tasks/{id}/events`: the spec's event records, oldest first or, with `desc`, newest first. */
-export async function listTaskEvents({
-  ctx,
-  taskId,
-  limit,
-  desc,
-}: {
-  ctx: Ctx;
-  taskId: string;
-  limit: number;
-  desc: boolean;
-}): Promise<{ items: EventRecord[] }> {
+export async function listTaskEvents(
+  ctx: Ctx,
+  services: Pick<Services, 'events'>,
+  { taskId, limit, desc }: { taskId: string; limit: number; desc: boolean },
+): Promise<{ items: EventRecord[] }> {
   const thread = await reachableThread(ctx.store.db, ctx.actor, taskId);
-  const events = await ctx.events.ordered(taskId, limit, desc);
+  const events = await services.events.ordered(taskId, limit, desc);
   return { items: events.map((e) => toEventRecord(e, thread)) };
 }
 

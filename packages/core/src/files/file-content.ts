@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { lookup } from 'mime-types';
-import { admitFileRead, type FileRead } from './admit-file-read.ts';
+import type { Ctx } from '../context.ts';
+import { admitFileRead, type FileRead, type FileServices } from './admit-file-read.ts';
 import { nameOf } from './file-entry.ts';
 import { accepted } from './workspace-files.ts';
 import { pathNotFound, relativeToWorkspace } from './workspace-path.ts';
@@ -15,11 +16,15 @@ export interface FileContent {
 }
 
 /** `GET /v2/tasks/{id}/files/content`: one regular file of the workspace, streamed. */
-export async function fileContent({ ctx, taskId, path }: FileRead): Promise<FileContent> {
-  const workspace = await admitFileRead(ctx, taskId);
+export async function fileContent(
+  ctx: Ctx,
+  services: FileServices,
+  { taskId, path }: FileRead,
+): Promise<FileContent> {
+  const workspace = await admitFileRead(ctx, services, taskId);
   const relative = relativeToWorkspace(path);
   if (!workspace.exists) throw pathNotFound(relative);
-  const { size, body } = accepted(await ctx.workspaceFiles.content(workspace.dir, relative));
+  const { size, body } = accepted(await services.workspaceFiles.content(workspace.dir, relative));
   const name = nameOf(relative);
   return { name, size, contentType: lookup(name) || 'application/octet-stream', body };
 }

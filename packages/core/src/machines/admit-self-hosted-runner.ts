@@ -7,7 +7,7 @@ import { PaddockError } from '../errors.ts';
  * agent of the `sandbox_e` provider, with `publish` (it runs that agent's turns, which write to its
  * threads). Answers the agent whose threads the runner may host.
  */
-export async function admitSelfHostedRunner({ ctx }: { ctx: Ctx }): Promise<{ agentId: string }> {
+export async function admitSelfHostedRunner(ctx: Ctx): Promise<{ agentId: string }> {
   const { binding } = ctx.actor.credential;
   if (binding.type !== 'agent')
     throw new PaddockError(

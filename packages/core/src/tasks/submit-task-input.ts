@@ -9,7 +9,7 @@ import { canonicalJson } from '../agents/normalize-spec.ts';
 import { reachableThread } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError } from '../errors.ts';
-import { acceptInput } from '../threads/accept-input.ts';
+import { acceptInput, type InputServices } from '../threads/accept-input.ts';
 import { inputMessages, inputModelOptions, toReceipt } from '../threads/input-receipt.ts';
 
 /**
@@ -19,18 +19,14 @@ import { inputMessages, inputModelOptions, toReceipt } from '../threads/input-re
  * whose `model_options` set anything is not steered into a running turn, whose model settings are
  * fixed: it waits for the next turn, which applies them.
  */
-export async function submitTaskInput({
-  ctx,
-  taskId,
-  input,
-}: {
-  ctx: Ctx;
-  taskId: string;
-  input: SubmitTaskInputBody;
-}): Promise<{ response: SubmitTaskInputResponse; replayed: boolean }> {
+export async function submitTaskInput(
+  ctx: Ctx,
+  services: InputServices,
+  { taskId, input }: { taskId: string; input: SubmitTaskInputBody },
+): Promise<{ response: SubmitTaskInputResponse; replayed: boolean }> {
   await reachableThread(ctx.store.db, ctx.actor, taskId);
   const messages = input.messages.map((m) => ({ role: m.role, content: m.content }));
-  const accepted = await acceptInput(ctx, {
+  const accepted = await acceptInput(ctx, services, {
     threadId: taskId,
     messages,
     run: true,

@@ -6,7 +6,10 @@ import { PaddockError } from '../errors.ts';
 import { toReceipt } from '../threads/input-receipt.ts';
 
 /** `GET /v2/tasks/{id}/inputs` (D11): the input stream with the current generation and active turn. */
-export async function listTaskInputs({ ctx, taskId }: { ctx: Ctx; taskId: string }): Promise<{
+export async function listTaskInputs(
+  ctx: Ctx,
+  { taskId }: { taskId: string },
+): Promise<{
   generation: number;
   active_turn_id: string | null;
   items: InputReceipt[];
@@ -23,15 +26,10 @@ export async function listTaskInputs({ ctx, taskId }: { ctx: Ctx; taskId: string
   };
 }
 
-export async function getTaskInput({
-  ctx,
-  taskId,
-  inputId,
-}: {
-  ctx: Ctx;
-  taskId: string;
-  inputId: string;
-}): Promise<InputReceipt> {
+export async function getTaskInput(
+  ctx: Ctx,
+  { taskId, inputId }: { taskId: string; inputId: string },
+): Promise<InputReceipt> {
   await reachableThread(ctx.store.db, ctx.actor, taskId);
   const input = await findInput(ctx.store.db, inputId);
   if (input?.thread_id !== taskId) throw new PaddockError('input_not_found', 'Input not found');

@@ -1,7 +1,7 @@
 import { type MessageInput, type ModelOptions, newId, timestamp } from '@paddock/protocol';
 import { appendEvents, type EventLog } from '@paddock/runtime';
 import { type Db, findActiveTurns, type InputRow, lockThread, type ThreadRow } from '@paddock/store';
-import type { Ctx } from '../context.ts';
+import type { Ctx, Services } from '../context.ts';
 import { threadNotFound } from '../errors.ts';
 import { admitThreadSandbox } from '../machines/live-sandboxes.ts';
 import { requireMachineAlive } from '../machines/machine-lifecycle.ts';
@@ -17,8 +17,8 @@ import { requireInService } from './recovery.ts';
 import { steeringTarget } from './steering-target.ts';
 import { updateThreadStatus } from './thread-status.ts';
 
-/** What taking an input needs of the services. */
-export type InputCtx = Pick<Ctx, 'store' | 'sandboxLimits' | 'steering' | 'turnQueue' | 'log'> & {
+/** What taking an input uses of the services (the verbs that take inputs pass theirs on). */
+export type InputServices = Pick<Services, 'sandboxLimits' | 'steering' | 'turnQueue'> & {
   events: Pick<EventLog, 'publish'>;
 };
 
@@ -60,10 +60,14 @@ export interface AcceptedInput {
  * queued to take it (the thread `running`), all in one transaction; after the commit the worker is
  * woken, or the input is offered to the running turn.
  */
-export async function acceptInput(ctx: InputCtx, request: InputRequest): Promise<AcceptedInput> {
+export async function acceptInput(
+  ctx: Pick<Ctx, 'store' | 'clock' | 'log'>,
+  services: InputServices,
+  request: InputRequest,
+): Promise<AcceptedInput> {
   const { threadId, run } = request;
   const { accepted, events, steerInto } = await ctx.store.transaction(async (trx) => {
-    const at = timestamp();
+    const at = timestamp(new Date(ctx.clock.now()));
     const thread = await lockThread(trx, threadId, at);
     if (!thread) throw threadNotFound();
     // Only `run` asks for work; without it the messages are just kept, which a task under recovery allows.
@@ -76,7 +80,7 @@ export async function acceptInput(ctx: InputCtx, request: InputRequest): Promise
     const active = await findActiveTurns(trx, threadId);
     const busy = active.length > 0;
     if (run) refuseWhileAwaitingAdoption(active, at);
-    if (run && !busy) await admitThreadSandbox(trx, ctx.sandboxLimits, thread);
+    if (run && !busy) await admitThreadSandbox(trx, services.sandboxLimits, thread);
     if (!run && !busy) {
       const messages = request.messages.map((m) => ({ id: newId(), role: m.role, content: m.content }));
       const drafts = await deliverMessages(trx, threadId, messages, null, at);
@@ -97,11 +101,11 @@ export async function acceptInput(ctx: InputCtx, request: InputRequest): Promise
     const accepted = { input, messages, runStarted: run && !busy, turnId, replayed: false };
     return { accepted, events: [], steerInto: target };
   });
-  ctx.events.publish(events);
-  if (accepted.runStarted) ctx.turnQueue.wake();
+  services.events.publish(events);
+  if (accepted.runStarted) services.turnQueue.wake();
   if (steerInto) {
     // The answer acknowledges the durable input; delivery into the turn happens after it.
-    void ctx.steering
+    void services.steering
       .deliver(threadId, steerInto, accepted.input!.id)
       .catch((err) => ctx.log.error({ err, thread_id: threadId }, 'steering an input failed'));
   }

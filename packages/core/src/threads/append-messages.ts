@@ -2,7 +2,7 @@ import type { MessageInput } from '@paddock/protocol';
 import { hasScope, reachableThread } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError } from '../errors.ts';
-import { acceptInput } from './accept-input.ts';
+import { acceptInput, type InputServices } from './accept-input.ts';
 import type { QueuedMessage } from './queue-input.ts';
 
 export interface AppendResult {
@@ -16,15 +16,11 @@ export interface AppendResult {
  * while a turn runs they wait for the next turn, or with `run`, user messages only, join it
  * (native steering) as a task input does.
  */
-export async function appendMessages({
-  ctx,
-  threadId,
-  input,
-}: {
-  ctx: Ctx;
-  threadId: string;
-  input: { messages: MessageInput[]; run: boolean };
-}): Promise<AppendResult> {
+export async function appendMessages(
+  ctx: Ctx,
+  services: InputServices,
+  { threadId, input }: { threadId: string; input: { messages: MessageInput[]; run: boolean } },
+): Promise<AppendResult> {
   await reachableThread(ctx.store.db, ctx.actor, threadId);
   const userOnly = input.messages.every((m) => m.role === 'user');
   if (
@@ -34,7 +30,7 @@ export async function appendMessages({
   ) {
     throw new PaddockError('scope_denied', 'PAT lacks required scope: messages:write_roles');
   }
-  const accepted = await acceptInput(ctx, {
+  const accepted = await acceptInput(ctx, services, {
     threadId,
     messages: input.messages,
     run: input.run,

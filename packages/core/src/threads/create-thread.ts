@@ -8,7 +8,7 @@ import {
 import { findDefaultTeamId, insertThread } from '@paddock/store';
 import { resolveAgent } from '../agents/resolve-agent.ts';
 import { reachableAgent } from '../auth/access.ts';
-import type { Ctx } from '../context.ts';
+import type { Ctx, Services } from '../context.ts';
 import { PaddockError } from '../errors.ts';
 import { admitSandbox } from '../machines/live-sandboxes.ts';
 import { ensureQueuedTurn, queueInput } from './queue-input.ts';
@@ -25,13 +25,11 @@ export interface ThreadHandle {
  * `POST /v2/threads`: reuses or creates the agent, creates the thread and, with a first input,
  * queues its first turn, all in one transaction.
  */
-export async function createThread({
-  ctx,
-  input,
-}: {
-  ctx: Ctx;
-  input: CreateThreadBody;
-}): Promise<ThreadHandle> {
+export async function createThread(
+  ctx: Ctx,
+  services: Pick<Services, 'providers' | 'secrets' | 'sandboxLimits' | 'turnQueue'>,
+  { input }: { input: CreateThreadBody },
+): Promise<ThreadHandle> {
   const messages: MessageInput[] = input.input
     ? [{ role: 'user', content: input.input }]
     : (input.messages ?? []);
@@ -47,10 +45,15 @@ export async function createThread({
   if (!teamId) throw new PaddockError('forbidden', 'the caller belongs to no team');
 
   const handle = await ctx.store.transaction(async (trx) => {
-    const agent = existing ?? (await resolveAgent(ctx, trx, teamId, input.agent!));
+    const agent = existing ?? (await resolveAgent(ctx, services, trx, teamId, input.agent!));
     // Every new thread is refused at the limit; one with an input counts from now (its turn queued).
-    await admitSandbox(trx, ctx.sandboxLimits, { team_id: agent.team_id }, agent.machine_kind as MachineKind);
-    const at = timestamp();
+    await admitSandbox(
+      trx,
+      services.sandboxLimits,
+      { team_id: agent.team_id },
+      agent.machine_kind as MachineKind,
+    );
+    const at = timestamp(new Date(ctx.clock.now()));
     const thread = {
       id: newId(),
       agent_id: agent.id,
@@ -77,6 +80,6 @@ export async function createThread({
     }
     return { thread_id: thread.id, agent_id: agent.id, status: thread.status };
   });
-  if (handle.status === 'running') ctx.turnQueue.wake();
+  if (handle.status === 'running') services.turnQueue.wake();
   return handle;
 }

@@ -4,18 +4,15 @@ import { reachableThread } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { toThread } from './thread-view.ts';
 
-export async function getThread({ ctx, threadId }: { ctx: Ctx; threadId: string }): Promise<Thread> {
+export async function getThread(ctx: Ctx, { threadId }: { threadId: string }): Promise<Thread> {
   return toThread(await reachableThread(ctx.store.db, ctx.actor, threadId));
 }
 
 /** The transcript: user, assistant and system messages with text (tool traffic stays in the event log). */
-export async function listThreadMessages({
-  ctx,
-  threadId,
-}: {
-  ctx: Ctx;
-  threadId: string;
-}): Promise<{ items: TranscriptMessage[] }> {
+export async function listThreadMessages(
+  ctx: Ctx,
+  { threadId }: { threadId: string },
+): Promise<{ items: TranscriptMessage[] }> {
   await reachableThread(ctx.store.db, ctx.actor, threadId);
   const rows = await listMessages(ctx.store.db, threadId);
   return {

@@ -17,7 +17,7 @@ import {
   updateThread,
 } from '@paddock/store';
 import { reachableThread } from '../auth/access.ts';
-import type { Ctx } from '../context.ts';
+import type { Ctx, Services } from '../context.ts';
 import { PaddockError, threadNotFound } from '../errors.ts';
 import { endTurn } from '../turns/end-turn.ts';
 import { isAdoptingHost, placeThread } from '../turns/sandbox-host.ts';
@@ -34,27 +34,23 @@ const deliveryWaitMs = 6_000;
  * the generation. A retry with the same `expected_generation` answers the same record and cancels
  * nothing newer.
  */
-export async function interruptThread({
-  ctx,
-  threadId,
-  expectedGeneration,
-}: {
-  ctx: Ctx;
-  threadId: string;
-  expectedGeneration?: number;
-}): Promise<TaskRecord> {
+export async function interruptThread(
+  ctx: Ctx,
+  services: Pick<Services, 'sandboxes' | 'turnQueue' | 'steering'>,
+  { threadId, expectedGeneration }: { threadId: string; expectedGeneration?: number },
+): Promise<TaskRecord> {
   /** `fresh`: this request took effect (not the replay of an earlier Stop). */
   let answer: { record: TaskRecord; runningTurnId: string | undefined; fresh: boolean };
   try {
     await reachableThread(ctx.store.db, ctx.actor, threadId);
     answer = await ctx.store.transaction(async (trx) => {
-      const at = timestamp();
+      const at = timestamp(new Date(ctx.clock.now()));
       const thread = await lockThread(trx, threadId, at);
       if (!thread) throw threadNotFound();
       requireInService(thread);
       const agent = (await findAgent(trx, thread.agent_id))!;
       // An orphan's interrupt goes to the host the thread's sandbox is on (a self-hosted runner's).
-      placeThread(ctx.sandboxes, threadId, agent);
+      placeThread(services.sandboxes, threadId, agent);
       const generation = expectedGeneration ?? thread.generation;
       if (generation > thread.generation) {
         throw new PaddockError(
@@ -65,7 +61,7 @@ export async function interruptThread({
       if (generation < thread.generation) {
         // A retry of a Stop that already took effect: answer what it cancelled then.
         return {
-          record: await taskRecord(trx, thread, agent, generation + 1, generation),
+          record: await taskRecord(trx, thread, agent, generation + 1, generation, at),
           runningTurnId: undefined,
           fresh: false,
         };
@@ -101,7 +97,7 @@ export async function interruptThread({
         turnRunning: running !== undefined,
       });
       const updated = { ...thread, generation: thread.generation + 1, status };
-      const record = await taskRecord(trx, updated, agent, updated.generation, generation);
+      const record = await taskRecord(trx, updated, agent, updated.generation, generation, at);
       return { record, runningTurnId, fresh: true };
     });
   } catch (error) {
@@ -118,15 +114,15 @@ export async function interruptThread({
     );
   }
   const { record, runningTurnId, fresh } = answer;
-  if (runningTurnId) ctx.turnQueue.cancel(runningTurnId);
+  if (runningTurnId) services.turnQueue.cancel(runningTurnId);
   // No turn of the thread runs as far as the store knows: one a restart left running in its sandbox
   // past the adoption window is stopped now, so the thread can take new turns.
-  else if (fresh && isAdoptingHost(ctx.sandboxes)) ctx.sandboxes.interruptOrphan(threadId);
+  else if (fresh && isAdoptingHost(services.sandboxes)) services.sandboxes.interruptOrphan(threadId);
   if (!fresh) return record;
   // Inputs on their way into the interrupted turn end either taken by it or cancelled; the answer
   // waits for that, so every input of the generation is in it or in the transcript, never both.
   const waited = await Promise.race([
-    ctx.steering.deliveriesSettled(threadId),
+    services.steering.deliveriesSettled(threadId),
     sleep(deliveryWaitMs, false, { ref: false }),
   ]);
   if (!waited) return record;
@@ -157,9 +153,10 @@ async function taskRecord(
   agent: AgentRow,
   generation: number,
   cancelledGeneration: number,
+  at: string,
 ): Promise<TaskRecord> {
   const cancelled = await listCancelledInputs(db, thread.id, cancelledGeneration);
-  const sandbox = await findLiveSandbox(db, thread.id, timestamp());
+  const sandbox = await findLiveSandbox(db, thread.id, at);
   return {
     id: thread.id,
     agent_id: thread.agent_id,

@@ -30,12 +30,10 @@ import { placeThread, type TurnEventSink } from './sandbox-host.ts';
  */
 const sandboxScopes: Scope[] = ['read', 'publish', 'code:execute', 'messages:write_roles'];
 
-/** What a boot uses of the services (the turn executor's, a code run's, a file read's). */
-export type SandboxServices = Pick<
+/** What a boot uses of the services besides the store and the log, which a verb's context has. */
+export type BootServices = Pick<
   Services,
-  | 'store'
   | 'sandboxes'
-  | 'log'
   | 'machines'
   | 'revocations'
   | 'secrets'
@@ -44,6 +42,9 @@ export type SandboxServices = Pick<
   | 'workspacesDir'
   | 'sharedFoldersDir'
 >;
+
+/** What a boot uses of the services (the turn executor's, a code run's, a file read's). */
+export type SandboxServices = BootServices & Pick<Services, 'store' | 'log'>;
 
 /**
  * Boots the thread's sandbox unless it runs, with a fresh thread token. The token that counts is the

@@ -5,9 +5,8 @@ import type { Ctx } from '../context.ts';
 import { PaddockError } from '../errors.ts';
 import { toFileTransfer } from './transfer-view.ts';
 
-/** What the verbs on one transfer are called with. */
+/** What the verbs on one transfer are called with, besides the caller's context. */
 export interface TransferArgs {
-  ctx: Ctx;
   taskId: string;
   transferId: string;
 }
@@ -27,6 +26,6 @@ export async function reachableTransfer(
 }
 
 /** `GET /v2/tasks/{id}/files/uploads/{transfer_id}`: any credential that reaches the task. */
-export async function getUpload({ ctx, taskId, transferId }: TransferArgs): Promise<FileTransfer> {
+export async function getUpload(ctx: Ctx, { taskId, transferId }: TransferArgs): Promise<FileTransfer> {
   return toFileTransfer(await reachableTransfer(ctx, taskId, transferId));
 }

@@ -36,7 +36,9 @@ export function codeRoutes(app: FastifyInstance, services: Services): void {
       },
     },
     (request) =>
-      asTask(runCode({ ctx: ctxOf(services, request), taskId: request.params.task_id, body: request.body })),
+      asTask(
+        runCode(ctxOf(services, request), services, { taskId: request.params.task_id, body: request.body }),
+      ),
   );
 
   r.get(
@@ -52,6 +54,6 @@ export function codeRoutes(app: FastifyInstance, services: Services): void {
       },
     },
     (request) =>
-      asTask(getCodeCapabilities({ ctx: ctxOf(services, request), taskId: request.params.task_id })),
+      asTask(getCodeCapabilities(ctxOf(services, request), services, { taskId: request.params.task_id })),
   );
 }

@@ -53,8 +53,7 @@ export function eventStreamRoutes(
       async (request, reply) => {
         const lastEventId = Number.parseInt(String(request.headers['last-event-id'] ?? ''), 10);
         const after = Number.isFinite(lastEventId) && lastEventId >= 0 ? lastEventId : request.query.after;
-        const stream = await openEventStream({
-          ctx: ctxOf(services, request),
+        const stream = await openEventStream(ctxOf(services, request), services, {
           threadId: request.params.thread_id,
           after,
         });

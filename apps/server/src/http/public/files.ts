@@ -44,8 +44,7 @@ export function fileRoutes(app: FastifyInstance, services: Services): void {
     },
     (request) =>
       asTask(
-        listFiles({
-          ctx: ctxOf(services, request),
+        listFiles(ctxOf(services, request), services, {
           taskId: request.params.task_id,
           path: request.query.path,
         }),
@@ -66,8 +65,7 @@ export function fileRoutes(app: FastifyInstance, services: Services): void {
     },
     (request) =>
       asTask(
-        fileTree({
-          ctx: ctxOf(services, request),
+        fileTree(ctxOf(services, request), services, {
           taskId: request.params.task_id,
           path: request.query.path,
           maxDepth: request.query.max_depth,
@@ -90,8 +88,7 @@ export function fileRoutes(app: FastifyInstance, services: Services): void {
     },
     async (request, reply) => {
       const file = await asTask(
-        fileContent({
-          ctx: ctxOf(services, request),
+        fileContent(ctxOf(services, request), services, {
           taskId: request.params.task_id,
           path: request.query.path,
         }),

@@ -14,6 +14,6 @@ export function machineRoutes(app: FastifyInstance, services: Services): void {
         response: { 200: machineCapabilitiesSchema },
       },
     },
-    (request) => machineCapabilities({ ctx: ctxOf(services, request) }),
+    (request) => machineCapabilities(ctxOf(services, request), services),
   );
 }

@@ -44,8 +44,7 @@ export function taskRoutes(app: FastifyInstance, services: Services): void {
     },
     (request) =>
       asTask(
-        listTaskEvents({
-          ctx: ctxOf(services, request),
+        listTaskEvents(ctxOf(services, request), services, {
           taskId: request.params.task_id,
           limit: request.query.limit,
           desc: request.query.desc,
@@ -68,8 +67,7 @@ export function taskRoutes(app: FastifyInstance, services: Services): void {
     },
     (request) =>
       asTask(
-        interruptThread({
-          ctx: ctxOf(services, request),
+        interruptThread(ctxOf(services, request), services, {
           threadId: request.params.task_id,
           expectedGeneration: request.body?.expected_generation,
         }),
@@ -99,8 +97,7 @@ export function taskRoutes(app: FastifyInstance, services: Services): void {
     },
     async (request, reply) => {
       const { response, replayed } = await asTask(
-        submitTaskInput({
-          ctx: ctxOf(services, request),
+        submitTaskInput(ctxOf(services, request), services, {
           taskId: request.params.task_id,
           input: request.body,
         }),
@@ -121,7 +118,7 @@ export function taskRoutes(app: FastifyInstance, services: Services): void {
         response: { 200: taskInputsSchema },
       },
     },
-    (request) => asTask(listTaskInputs({ ctx: ctxOf(services, request), taskId: request.params.task_id })),
+    (request) => asTask(listTaskInputs(ctxOf(services, request), { taskId: request.params.task_id })),
   );
 
   r.get(
@@ -137,8 +134,7 @@ export function taskRoutes(app: FastifyInstance, services: Services): void {
     },
     (request) =>
       asTask(
-        getTaskInput({
-          ctx: ctxOf(services, request),
+        getTaskInput(ctxOf(services, request), {
           taskId: request.params.task_id,
           inputId: request.params.input_id,
         }),

@@ -53,7 +53,7 @@ export function threadRoutes(app: FastifyInstance, services: Services): void {
       },
     },
     async (request, reply) =>
-      reply.code(201).send(await createThread({ ctx: ctxOf(services, request), input: request.body })),
+      reply.code(201).send(await createThread(ctxOf(services, request), services, { input: request.body })),
   );
 
   r.get(
@@ -67,7 +67,7 @@ export function threadRoutes(app: FastifyInstance, services: Services): void {
         response: { 200: threadSchema },
       },
     },
-    (request) => getThread({ ctx: ctxOf(services, request), threadId: request.params.thread_id }),
+    (request) => getThread(ctxOf(services, request), { threadId: request.params.thread_id }),
   );
 
   r.get(
@@ -81,7 +81,7 @@ export function threadRoutes(app: FastifyInstance, services: Services): void {
         response: { 200: z.object({ items: z.array(transcriptMessageSchema) }) },
       },
     },
-    (request) => listThreadMessages({ ctx: ctxOf(services, request), threadId: request.params.thread_id }),
+    (request) => listThreadMessages(ctxOf(services, request), { threadId: request.params.thread_id }),
   );
 
   r.post(
@@ -105,8 +105,7 @@ export function threadRoutes(app: FastifyInstance, services: Services): void {
     },
     async (request, reply) =>
       reply.code(201).send(
-        await appendMessages({
-          ctx: ctxOf(services, request),
+        await appendMessages(ctxOf(services, request), services, {
           threadId: request.params.thread_id,
           input: request.body,
         }),
@@ -126,8 +125,7 @@ export function threadRoutes(app: FastifyInstance, services: Services): void {
       },
     },
     (request) =>
-      listThreadEvents({
-        ctx: ctxOf(services, request),
+      listThreadEvents(ctxOf(services, request), services, {
         threadId: request.params.thread_id,
         after: request.query.after ?? 0,
         limit: request.query.limit,
@@ -148,8 +146,7 @@ export function threadRoutes(app: FastifyInstance, services: Services): void {
       },
     },
     (request) =>
-      interruptThread({
-        ctx: ctxOf(services, request),
+      interruptThread(ctxOf(services, request), services, {
         threadId: request.params.thread_id,
         expectedGeneration: request.body?.expected_generation,
       }),

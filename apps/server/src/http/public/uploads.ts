@@ -37,8 +37,7 @@ export function uploadRoutes(app: FastifyInstance, services: Services): void {
     },
     async (request, reply) => {
       const transfer = await asTask(
-        createUpload({
-          ctx: ctxOf(services, request),
+        createUpload(ctxOf(services, request), services, {
           taskId: request.params.task_id,
           body: request.body,
           baseUrl: baseUrlOf(request),
@@ -61,8 +60,7 @@ export function uploadRoutes(app: FastifyInstance, services: Services): void {
     },
     (request) =>
       asTask(
-        getUpload({
-          ctx: ctxOf(services, request),
+        getUpload(ctxOf(services, request), {
           taskId: request.params.task_id,
           transferId: request.params.transfer_id,
         }),
@@ -83,8 +81,7 @@ export function uploadRoutes(app: FastifyInstance, services: Services): void {
     },
     (request) =>
       asTask(
-        authorizeUpload({
-          ctx: ctxOf(services, request),
+        authorizeUpload(ctxOf(services, request), services, {
           taskId: request.params.resource_id,
           transferId: request.params.transfer_id,
           baseUrl: baseUrlOf(request),
@@ -106,8 +103,7 @@ export function uploadRoutes(app: FastifyInstance, services: Services): void {
     },
     (request) =>
       asTask(
-        cancelUpload({
-          ctx: ctxOf(services, request),
+        cancelUpload(ctxOf(services, request), services, {
           taskId: request.params.task_id,
           transferId: request.params.transfer_id,
         }),
