@@ -70,6 +70,7 @@ export async function admitFileRead(ctx: Ctx, services: FileServices, taskId: st
     (s) => s.isDirectory(),
     () => false,
   );
+  // The workspace and boot helpers take the store and log with the services (the turn executor has no ctx).
   const host = { ...services, store: ctx.store, log: ctx.log };
   // Its volume is mounted again if nothing has since the server started.
   if (exists) await ensureWorkspace(host, thread);
