@@ -4,11 +4,11 @@ import { findAgent, type Store } from '@paddock/store';
 import { openTestStore, seedThread, testDatabases } from '@paddock/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openMcpServers } from '../src/agents/mcp-server-secrets.ts';
-import type { Ctx } from '../src/context.ts';
+import { type Ctx, systemClock } from '../src/context.ts';
 import { createSecretBox } from '../src/crypto/secret-box.ts';
 import { getManifest, getRevision } from '../src/manifests/get-manifest.ts';
 import { publishManifest } from '../src/manifests/publish-manifest.ts';
-import { userActor } from './verb-fakes.ts';
+import { recordingLog, userActor } from './verb-fakes.ts';
 
 const instructions = (text: string): PublishedComponent => ({
   type: 'instructions',
@@ -42,20 +42,22 @@ describe.each(testDatabases())('manifests on $name', (database) => {
   /** A fresh agent (no spec components yet) and the context of its owner, who may publish. */
   async function agentAndCtx() {
     const seed = await seedThread(store);
-    // Manifests read no other service: the rest of a verb's context stays out of the test.
-    const ctx: Pick<Ctx, 'store' | 'actor' | 'secrets'> = {
+    const ctx: Ctx = {
       store,
       actor: userActor(seed.userId, seed.teamId),
-      secrets: createSecretBox(randomBytes(32)),
+      clock: systemClock,
+      log: recordingLog(),
     };
+    // Manifests use no other service: the rest of the server's stays out of the test.
+    const services = { secrets: createSecretBox(randomBytes(32)) };
     const agentId = seed.agentId;
     const verbs = {
-      publish: (body: Parameters<typeof publishManifest>[0]['body']) =>
-        publishManifest({ ctx: ctx as Ctx, agentId, body }),
-      read: () => getManifest({ ctx: ctx as Ctx, agentId }),
-      revision: async () => (await getRevision({ ctx: ctx as Ctx, agentId })).revision,
+      publish: (body: Parameters<typeof publishManifest>[2]['body']) =>
+        publishManifest(ctx, services, { agentId, body }),
+      read: () => getManifest(ctx, services, { agentId }),
+      revision: async () => (await getRevision(ctx, services, { agentId })).revision,
     };
-    return { agentId, ctx, ...verbs };
+    return { agentId, ctx, services, ...verbs };
   }
 
   const rows = (agentId: string) =>
@@ -68,9 +70,9 @@ describe.each(testDatabases())('manifests on $name', (database) => {
       .execute();
 
   it('reconcile_evals without base_revision is 400 before anything is read, even for an agent that does not exist', async () => {
-    const { ctx } = await agentAndCtx();
+    const { ctx, services } = await agentAndCtx();
     await expect(
-      publishManifest({ ctx: ctx as Ctx, agentId: newId(), body: { components: [], reconcile_evals: true } }),
+      publishManifest(ctx, services, { agentId: newId(), body: { components: [], reconcile_evals: true } }),
     ).rejects.toMatchObject({ code: 'base_revision_required' });
   });
 
@@ -155,7 +157,7 @@ describe.each(testDatabases())('manifests on $name', (database) => {
   });
 
   it("an MCP server's header_names keep the values stored for them; a name without a stored value is a warning", async () => {
-    const { agentId, ctx, publish, read } = await agentAndCtx();
+    const { agentId, services, publish, read } = await agentAndCtx();
     await publish({
       components: [mcpServer('search', { url: 'https://mcp.example.com', headers: { 'x-key': 'secret-1' } })],
     });
@@ -166,7 +168,7 @@ describe.each(testDatabases())('manifests on $name', (database) => {
     });
 
     const servers = async () =>
-      openMcpServers(ctx.secrets, (await findAgent(store.db, agentId))!.mcp_servers);
+      openMcpServers(services.secrets, (await findAgent(store.db, agentId))!.mcp_servers);
     // Published back as pulled, with a new url: the value is kept, never having left the server.
     const moved = { url: 'https://mcp2.example.com', header_names: ['x-key'] };
     expect((await publish({ components: [mcpServer('search', moved)] })).warnings).toBeUndefined();
@@ -197,9 +199,12 @@ describe.each(testDatabases())('manifests on $name', (database) => {
     const stranger = await agentAndCtx();
     const before = await revision();
     await expect(
-      publishManifest({ ctx: stranger.ctx as Ctx, agentId, body: { components: [stored('playbook', 'x')] } }),
+      publishManifest(stranger.ctx, stranger.services, {
+        agentId,
+        body: { components: [stored('playbook', 'x')] },
+      }),
     ).rejects.toMatchObject({ code: 'agent_not_found' });
-    await expect(getManifest({ ctx: stranger.ctx as Ctx, agentId })).rejects.toMatchObject({
+    await expect(getManifest(stranger.ctx, stranger.services, { agentId })).rejects.toMatchObject({
       code: 'agent_not_found',
     });
     expect([await revision(), await rows(agentId)]).toEqual([before, []]);

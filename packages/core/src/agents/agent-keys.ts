@@ -9,7 +9,7 @@ import {
 } from '@paddock/store';
 import { reachableAgent } from '../auth/access.ts';
 import { mintToken } from '../auth/mint-token.ts';
-import type { Ctx } from '../context.ts';
+import type { Ctx, Services } from '../context.ts';
 import { PaddockError } from '../errors.ts';
 
 /**
@@ -28,12 +28,10 @@ export interface AgentKey {
 /** What an agent key may do: read, and write for its agent (start threads, run a runner). */
 const agentKeyScopes = ['read', 'publish'] as const;
 
-export async function mintAgentKey(input: {
-  ctx: Ctx;
-  agentId: string;
-  name?: string;
-}): Promise<AgentKey & { key: string }> {
-  const { ctx } = input;
+export async function mintAgentKey(
+  ctx: Ctx,
+  input: { agentId: string; name?: string },
+): Promise<AgentKey & { key: string }> {
   const agent = await reachableAgent(ctx.store.db, ctx.actor, input.agentId);
   // A key reaches the whole agent: a credential bound to one of its threads must not widen itself,
   // nor may an agent's key mint one for an orchestration peer it reaches (whose own peers it would
@@ -47,7 +45,7 @@ export async function mintAgentKey(input: {
       'an agent-bound credential mints keys for its own agent only',
     );
   const name = input.name ?? 'agent key';
-  const created_at = timestamp();
+  const created_at = timestamp(new Date(ctx.clock.now()));
   const minted = await mintToken(ctx.store.db, {
     kind: 'agent',
     userId: ctx.actor.userId,
@@ -59,9 +57,9 @@ export async function mintAgentKey(input: {
   return { id: minted.id, agent_id: agent.id, name, prefix: minted.prefix, created_at, key: minted.token };
 }
 
-export async function listAgentKeys(input: { ctx: Ctx; agentId: string }): Promise<{ items: AgentKey[] }> {
-  const agent = await reachableAgent(input.ctx.store.db, input.ctx.actor, input.agentId);
-  const rows = await listLiveTokens(input.ctx.store.db, { kind: 'agent', agentId: agent.id });
+export async function listAgentKeys(ctx: Ctx, input: { agentId: string }): Promise<{ items: AgentKey[] }> {
+  const agent = await reachableAgent(ctx.store.db, ctx.actor, input.agentId);
+  const rows = await listLiveTokens(ctx.store.db, { kind: 'agent', agentId: agent.id });
   return { items: rows.map(agentKey) };
 }
 
@@ -72,8 +70,11 @@ export async function listAgentKeys(input: { ctx: Ctx; agentId: string }): Promi
  * triggers. A teammate who reaches the agent but is none of these gets 403; a key out of the
  * caller's reach (gone, another agent's that an agent key reaches as a peer, another team's) is 404.
  */
-export async function revokeAgentKey(input: { ctx: Ctx; keyId: string }): Promise<void> {
-  const { ctx } = input;
+export async function revokeAgentKey(
+  ctx: Ctx,
+  services: Pick<Services, 'revocations'>,
+  input: { keyId: string },
+): Promise<void> {
   const binding = ctx.actor.credential.binding;
   if (binding.type === 'thread')
     throw new PaddockError('credential_scope_denied', 'a thread-bound credential cannot revoke agent keys');
@@ -90,8 +91,9 @@ export async function revokeAgentKey(input: { ctx: Ctx; keyId: string }): Promis
       'forbidden',
       'only the user who minted this key, or an owner or admin of its organization, can revoke it',
     );
-  if (!(await revokeLiveToken(ctx.store.db, row.id, timestamp()))) throw keyNotFound();
-  ctx.revocations.revoked();
+  if (!(await revokeLiveToken(ctx.store.db, row.id, timestamp(new Date(ctx.clock.now())))))
+    throw keyNotFound();
+  services.revocations.revoked();
 }
 
 async function administersAgentOrg(ctx: Ctx, teamId: string): Promise<boolean> {

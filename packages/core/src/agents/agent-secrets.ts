@@ -1,20 +1,18 @@
 import { envNameSchema } from '@paddock/protocol';
 import { reachableAgent } from '../auth/access.ts';
-import type { Ctx } from '../context.ts';
+import type { Ctx, Services } from '../context.ts';
 import { PaddockError } from '../errors.ts';
 import { applyAgentPatch, specOf } from './update-agent.ts';
 
 /** `GET /agents/{agent_id}/secrets`: the agent's secrets in plaintext (sealed at rest). */
-export async function getAgentSecrets({
-  ctx,
-  agentId,
-}: {
-  ctx: Ctx;
-  agentId: string;
-}): Promise<{ secrets: Record<string, string> }> {
+export async function getAgentSecrets(
+  ctx: Ctx,
+  services: Pick<Services, 'secrets'>,
+  { agentId }: { agentId: string },
+): Promise<{ secrets: Record<string, string> }> {
   // An agent key reads its own agent's secrets, never an orchestration peer's.
   const agent = await reachableAgent(ctx.store.db, ctx.actor, agentId, { peers: false });
-  return { secrets: specOf(ctx, agent).secrets ?? {} };
+  return { secrets: specOf(services, agent).secrets ?? {} };
 }
 
 /**
@@ -22,15 +20,11 @@ export async function getAgentSecrets({
  * must be environment-variable names, else 400 naming the bad ones. The same spec patch as
  * `PATCH /v2/agents` `secrets`: sealed, and the spec hash recomputed (a changed value gives a new hash).
  */
-export async function putAgentSecrets({
-  ctx,
-  agentId,
-  secrets,
-}: {
-  ctx: Ctx;
-  agentId: string;
-  secrets: Record<string, string>;
-}): Promise<{ secrets: Record<string, string> }> {
+export async function putAgentSecrets(
+  ctx: Ctx,
+  services: Pick<Services, 'secrets'>,
+  { agentId, secrets }: { agentId: string; secrets: Record<string, string> },
+): Promise<{ secrets: Record<string, string> }> {
   const invalid = Object.keys(secrets).filter((name) => !envNameSchema.safeParse(name).success);
   if (invalid.length > 0)
     throw new PaddockError(
@@ -40,7 +34,7 @@ export async function putAgentSecrets({
     );
   return ctx.store.transaction(async (trx) => {
     const agent = await reachableAgent(trx, ctx.actor, agentId, { peers: false });
-    const updated = await applyAgentPatch(ctx, trx, agent, { secrets });
-    return { secrets: specOf(ctx, updated).secrets ?? {} };
+    const updated = await applyAgentPatch(ctx, services, trx, agent, { secrets });
+    return { secrets: specOf(services, updated).secrets ?? {} };
   });
 }

@@ -19,7 +19,7 @@ import {
   updateAgentProfile,
 } from '@paddock/store';
 import { reachableAgent } from '../auth/access.ts';
-import type { Ctx } from '../context.ts';
+import type { Ctx, Services } from '../context.ts';
 import { PaddockError } from '../errors.ts';
 import { teamNotFound } from '../orgs/orgs.ts';
 import { normalizeSpec } from './normalize-spec.ts';
@@ -33,7 +33,11 @@ import { applyAgentPatch } from './update-agent.ts';
  */
 
 /** `POST /agents`: creates an agent in a team the caller belongs to. */
-export async function createAgent({ ctx, body }: { ctx: Ctx; body: AgentCreateBody }): Promise<ControlAgent> {
+export async function createAgent(
+  ctx: Ctx,
+  services: Pick<Services, 'providers' | 'secrets'>,
+  { body }: { body: AgentCreateBody },
+): Promise<ControlAgent> {
   // An agent- or thread-bound credential never creates agents: the route refuses it (refuseBound).
   return ctx.store.transaction(async (trx) => {
     const team = await findTeam(trx, body.team_id);
@@ -51,7 +55,7 @@ export async function createAgent({ ctx, body }: { ctx: Ctx; body: AgentCreateBo
       entrypoint: body.entrypoint,
     };
     const normalized = normalizeSpec(spec);
-    await checkProviderPolicy(ctx, trx, team.id, normalized);
+    await checkProviderPolicy(ctx, services, trx, team.id, normalized);
     const at = now();
     const id = newId();
     const row = await insertOrFindAgent(trx, {
@@ -60,7 +64,7 @@ export async function createAgent({ ctx, body }: { ctx: Ctx; body: AgentCreateBo
       owner_user_id: ctx.actor.userId,
       harness: normalized.harness,
       machine_kind: normalized.machine_kind,
-      ...specColumns(ctx, normalized),
+      ...specColumns(services, normalized),
       tagline: body.tagline ?? null,
       memory_enabled: body.memory_enabled ? 1 : 0,
       browser_enabled: body.browser_enabled ? 1 : 0,
@@ -77,13 +81,7 @@ export async function createAgent({ ctx, body }: { ctx: Ctx; body: AgentCreateBo
 }
 
 /** `GET /agents/{agent_id}`. */
-export async function getControlAgent({
-  ctx,
-  agentId,
-}: {
-  ctx: Ctx;
-  agentId: string;
-}): Promise<ControlAgent> {
+export async function getControlAgent(ctx: Ctx, { agentId }: { agentId: string }): Promise<ControlAgent> {
   const agent = await reachableAgent(ctx.store.db, ctx.actor, agentId);
   return (await controlAgentRecords(ctx.store.db, [agent]))[0]!;
 }
@@ -93,18 +91,14 @@ export async function getControlAgent({
  * and `entrypoint` go through the same spec patch as `PATCH /v2/agents` (hash recomputed, 409 on a
  * clash); `machine_kind` (and `harness`) only as the current value, else 409 naming both.
  */
-export async function putControlAgent({
-  ctx,
-  agentId,
-  body,
-}: {
-  ctx: Ctx;
-  agentId: string;
-  body: AgentPutBody;
-}): Promise<ControlAgent> {
+export async function putControlAgent(
+  ctx: Ctx,
+  services: Pick<Services, 'secrets'>,
+  { agentId, body }: { agentId: string; body: AgentPutBody },
+): Promise<ControlAgent> {
   return ctx.store.transaction(async (trx) => {
     let agent = await reachableAgent(trx, ctx.actor, agentId);
-    agent = await applyAgentPatch(ctx, trx, agent, {
+    agent = await applyAgentPatch(ctx, services, trx, agent, {
       title: body.name,
       model: body.default_model,
       entrypoint: body.entrypoint,
@@ -118,7 +112,10 @@ export async function putControlAgent({
     };
     const changed = Object.entries(profile).some(([k, v]) => agent[k as keyof typeof profile] !== v);
     if (changed) {
-      await updateAgentProfile(trx, agent.id, { ...profile, updated_at: timestamp() });
+      await updateAgentProfile(trx, agent.id, {
+        ...profile,
+        updated_at: timestamp(new Date(ctx.clock.now())),
+      });
       agent = (await findAgent(trx, agent.id))!;
     }
     return (await controlAgentRecords(trx, [agent]))[0]!;

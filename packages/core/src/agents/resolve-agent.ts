@@ -1,6 +1,6 @@
 import { type AgentSpec, newId, timestamp } from '@paddock/protocol';
 import { type AgentRow, type Db, findTeamOrgId, insertOrFindAgent } from '@paddock/store';
-import type { Ctx } from '../context.ts';
+import type { Ctx, Services } from '../context.ts';
 import { requireOfferedSize } from '../machines/machine-size.ts';
 import { sealMcpServers } from './mcp-server-secrets.ts';
 import { hashSpec, type NormalizedSpec, normalizeSpec } from './normalize-spec.ts';
@@ -16,17 +16,23 @@ export function deriveAgentTitle(spec: { title?: string; instructions?: string; 
 }
 
 /** Finds the team's agent with this exact normalized spec, or creates it (same spec → same agent). */
-export async function resolveAgent(ctx: Ctx, db: Db, teamId: string, spec: AgentSpec): Promise<AgentRow> {
+export async function resolveAgent(
+  ctx: Ctx,
+  services: Pick<Services, 'providers' | 'secrets'>,
+  db: Db,
+  teamId: string,
+  spec: AgentSpec,
+): Promise<AgentRow> {
   const normalized = normalizeSpec(spec);
-  await checkProviderPolicy(ctx, db, teamId, normalized);
-  const at = timestamp();
+  await checkProviderPolicy(ctx, services, db, teamId, normalized);
+  const at = timestamp(new Date(ctx.clock.now()));
   return insertOrFindAgent(db, {
     id: newId(),
     team_id: teamId,
     owner_user_id: ctx.actor.userId,
     harness: normalized.harness,
     machine_kind: normalized.machine_kind,
-    ...specColumns(ctx, normalized),
+    ...specColumns(services, normalized),
     created_at: at,
     updated_at: at,
   });
@@ -39,12 +45,13 @@ export async function resolveAgent(ctx: Ctx, db: Db, teamId: string, spec: Agent
  */
 export async function checkProviderPolicy(
   ctx: Ctx,
+  services: Pick<Services, 'providers'>,
   db: Db,
   teamId: string,
   spec: NormalizedSpec,
 ): Promise<void> {
   const orgId = (await findTeamOrgId(db, teamId)) ?? '';
-  ctx.providers.check(spec.machine_kind, spec.harness, { userId: ctx.actor.userId, orgId });
+  services.providers.check(spec.machine_kind, spec.harness, { userId: ctx.actor.userId, orgId });
   requireOfferedSize(spec.machine_kind, spec.machine_size);
 }
 
@@ -52,17 +59,17 @@ export async function checkProviderPolicy(
  * The agent columns a normalized spec sets (besides the fixed harness and machine kind): hash,
  * title, spec, sealed secrets (the agent's, and its MCP servers' header and env values).
  */
-export function specColumns(ctx: Ctx, spec: NormalizedSpec) {
+export function specColumns(services: Pick<Services, 'secrets'>, spec: NormalizedSpec) {
   const hasSecrets = Object.keys(spec.secrets).length > 0;
   return {
-    spec_hash: hashSpec(spec, ctx.secrets.digest),
+    spec_hash: hashSpec(spec, services.secrets.digest),
     title: deriveAgentTitle(spec),
     machine_size: spec.machine_size,
     model: spec.model ?? null,
     instructions: spec.instructions ?? null,
     entrypoint: spec.entrypoint ?? null,
-    mcp_servers: sealMcpServers(ctx.secrets, spec.mcp_servers),
+    mcp_servers: sealMcpServers(services.secrets, spec.mcp_servers),
     skills: JSON.stringify(spec.skills),
-    secrets_enc: hasSecrets ? ctx.secrets.seal(JSON.stringify(spec.secrets)) : null,
+    secrets_enc: hasSecrets ? services.secrets.seal(JSON.stringify(spec.secrets)) : null,
   };
 }

@@ -1,7 +1,7 @@
 import { type AgentPatch, type AgentRecord, type AgentSpec, timestamp } from '@paddock/protocol';
 import { type AgentRow, type Db, findAgent, updateAgent as storeAgent } from '@paddock/store';
 import { reachableAgent } from '../auth/access.ts';
-import type { Ctx } from '../context.ts';
+import type { Ctx, Services } from '../context.ts';
 import { PaddockError } from '../errors.ts';
 import { requireOfferedSize } from '../machines/machine-size.ts';
 import { mcpServerViews, openMcpServers } from './mcp-server-secrets.ts';
@@ -9,8 +9,12 @@ import { canonicalJson, normalizeSpec } from './normalize-spec.ts';
 import { specColumns } from './resolve-agent.ts';
 
 /** `GET /v2/agents/{agent_id}`: the agent record PATCH answers; an agent out of reach is 404. */
-export async function getAgent({ ctx, agentId }: { ctx: Ctx; agentId: string }): Promise<AgentRecord> {
-  return toAgentRecord(ctx, await reachableAgent(ctx.store.db, ctx.actor, agentId));
+export async function getAgent(
+  ctx: Ctx,
+  services: Pick<Services, 'secrets'>,
+  { agentId }: { agentId: string },
+): Promise<AgentRecord> {
+  return toAgentRecord(services, await reachableAgent(ctx.store.db, ctx.actor, agentId));
 }
 
 /**
@@ -18,20 +22,16 @@ export async function getAgent({ ctx, agentId }: { ctx: Ctx; agentId: string }):
  * spec; running threads take instructions and model at their next turn, and secrets, entrypoint
  * and size at their sandbox's next boot. `harness` and `machine_kind` are fixed at creation.
  */
-export async function updateAgent({
-  ctx,
-  agentId,
-  patch,
-}: {
-  ctx: Ctx;
-  agentId: string;
-  patch: AgentPatch;
-}): Promise<AgentRecord> {
+export async function updateAgent(
+  ctx: Ctx,
+  services: Pick<Services, 'secrets'>,
+  { agentId, patch }: { agentId: string; patch: AgentPatch },
+): Promise<AgentRecord> {
   // The route checks the credential: `publish` for secrets, the deployment's guard for the rest, and
   // never a sandbox's own token (refuseBound).
   return ctx.store.transaction(async (trx) => {
     const agent = await reachableAgent(trx, ctx.actor, agentId);
-    return toAgentRecord(ctx, await applyAgentPatch(ctx, trx, agent, patch));
+    return toAgentRecord(services, await applyAgentPatch(ctx, services, trx, agent, patch));
   });
 }
 
@@ -43,6 +43,7 @@ export async function updateAgent({
  */
 export async function applyAgentPatch(
   ctx: Ctx,
+  services: Pick<Services, 'secrets'>,
   trx: Db,
   agent: AgentRow,
   patch: AgentPatch,
@@ -56,7 +57,7 @@ export async function applyAgentPatch(
       );
     }
   }
-  const current = specOf(ctx, agent);
+  const current = specOf(services, agent);
   const next = normalizeSpec({
     ...current,
     ...withoutNulls(patch),
@@ -66,13 +67,16 @@ export async function applyAgentPatch(
   });
   if (canonicalJson(next) === canonicalJson(normalizeSpec(current))) return agent;
   if (patch.machine_size !== undefined) requireOfferedSize(next.machine_kind, next.machine_size);
-  const stored = await storeAgent(trx, agent.id, { ...specColumns(ctx, next), updated_at: timestamp() });
+  const stored = await storeAgent(trx, agent.id, {
+    ...specColumns(services, next),
+    updated_at: timestamp(new Date(ctx.clock.now())),
+  });
   if (!stored) throw new PaddockError('conflict', 'another agent of the team already has exactly this spec');
   return (await findAgent(trx, agent.id))!;
 }
 
 /** The agent's current spec, as it was given (secrets opened), to apply a patch to. */
-export function specOf(ctx: Ctx, agent: AgentRow): AgentSpec {
+export function specOf(services: Pick<Services, 'secrets'>, agent: AgentRow): AgentSpec {
   return {
     harness: agent.harness as AgentSpec['harness'],
     machine_kind: agent.machine_kind as AgentSpec['machine_kind'],
@@ -81,9 +85,9 @@ export function specOf(ctx: Ctx, agent: AgentRow): AgentSpec {
     model: agent.model ?? undefined,
     instructions: agent.instructions ?? undefined,
     entrypoint: agent.entrypoint ?? undefined,
-    mcp_servers: openMcpServers(ctx.secrets, agent.mcp_servers),
+    mcp_servers: openMcpServers(services.secrets, agent.mcp_servers),
     skills: JSON.parse(agent.skills),
-    secrets: agent.secrets_enc ? JSON.parse(ctx.secrets.open(agent.secrets_enc)) : {},
+    secrets: agent.secrets_enc ? JSON.parse(services.secrets.open(agent.secrets_enc)) : {},
   };
 }
 
@@ -94,9 +98,9 @@ function withoutNulls<T extends object>(patch: T): { [K in keyof T]: Exclude<T[K
   };
 }
 
-export function toAgentRecord(ctx: Ctx, agent: AgentRow): AgentRecord {
+export function toAgentRecord(services: Pick<Services, 'secrets'>, agent: AgentRow): AgentRecord {
   const secrets: Record<string, string> = agent.secrets_enc
-    ? JSON.parse(ctx.secrets.open(agent.secrets_enc))
+    ? JSON.parse(services.secrets.open(agent.secrets_enc))
     : {};
   return {
     id: agent.id,

@@ -1,6 +1,6 @@
 import { type Scope, timestamp } from '@paddock/protocol';
 import { findLiveToken, listLiveTokens, renameToken, revokeLiveToken, type TokenRow } from '@paddock/store';
-import type { Ctx } from '../context.ts';
+import type { Ctx, Services } from '../context.ts';
 import { PaddockError } from '../errors.ts';
 import { mintToken } from './mint-token.ts';
 
@@ -16,14 +16,12 @@ export interface PersonalToken {
   created_at: string;
 }
 
-export async function mintPersonalToken(input: {
-  ctx: Ctx;
-  name?: string;
-  scopes: Scope[];
-}): Promise<PersonalToken & { token: string }> {
-  const { ctx } = input;
+export async function mintPersonalToken(
+  ctx: Ctx,
+  input: { name?: string; scopes: Scope[] },
+): Promise<PersonalToken & { token: string }> {
   const name = input.name ?? 'personal access token';
-  const created_at = timestamp();
+  const created_at = timestamp(new Date(ctx.clock.now()));
   const minted = await mintToken(ctx.store.db, {
     kind: 'pat',
     userId: ctx.actor.userId,
@@ -41,25 +39,29 @@ export async function mintPersonalToken(input: {
   };
 }
 
-export async function listPersonalTokens(input: { ctx: Ctx }): Promise<{ items: PersonalToken[] }> {
-  const rows = await listLiveTokens(input.ctx.store.db, { kind: 'pat', userId: input.ctx.actor.userId });
+export async function listPersonalTokens(ctx: Ctx): Promise<{ items: PersonalToken[] }> {
+  const rows = await listLiveTokens(ctx.store.db, { kind: 'pat', userId: ctx.actor.userId });
   return { items: rows.map(personalToken) };
 }
 
-export async function renamePersonalToken(input: {
-  ctx: Ctx;
-  tokenId: string;
-  name: string;
-}): Promise<PersonalToken> {
-  const row = await ownToken(input.ctx, input.tokenId);
-  await renameToken(input.ctx.store.db, row.id, input.name);
+export async function renamePersonalToken(
+  ctx: Ctx,
+  input: { tokenId: string; name: string },
+): Promise<PersonalToken> {
+  const row = await ownToken(ctx, input.tokenId);
+  await renameToken(ctx.store.db, row.id, input.name);
   return personalToken({ ...row, name: input.name });
 }
 
-export async function revokePersonalToken(input: { ctx: Ctx; tokenId: string }): Promise<void> {
-  const row = await ownToken(input.ctx, input.tokenId);
-  if (!(await revokeLiveToken(input.ctx.store.db, row.id, timestamp()))) throw tokenNotFound();
-  input.ctx.revocations.revoked();
+export async function revokePersonalToken(
+  ctx: Ctx,
+  services: Pick<Services, 'revocations'>,
+  input: { tokenId: string },
+): Promise<void> {
+  const row = await ownToken(ctx, input.tokenId);
+  if (!(await revokeLiveToken(ctx.store.db, row.id, timestamp(new Date(ctx.clock.now())))))
+    throw tokenNotFound();
+  services.revocations.revoked();
 }
 
 /** The caller's own live personal token, else 404 (another user's looks absent). */

@@ -14,16 +14,19 @@ export interface JudgeJob {
   model: string;
 }
 
+/** What judging uses: a store and log of its own, as it runs on after the request that started it has answered. */
+export type JudgeServices = Pick<Services, 'store' | 'log' | 'judge'>;
+
 /**
  * Judges each run in the background (the request that started them has answered): the task's
  * transcript as it stands now against the eval's criteria. The run becomes `passed` with the
  * verdict when the judge answered, `failed` with the error when it did not.
  */
-export function judgeEvalRuns(services: Services, jobs: JudgeJob[]): Promise<void> {
+export function judgeEvalRuns(services: JudgeServices, jobs: JudgeJob[]): Promise<void> {
   return Promise.all(jobs.map((job) => judgeOne(services, job))).then(() => undefined);
 }
 
-async function judgeOne(services: Services, job: JudgeJob): Promise<void> {
+async function judgeOne(services: JudgeServices, job: JudgeJob): Promise<void> {
   try {
     let outcome: Parameters<typeof finishEvalRun>[2];
     try {

@@ -5,23 +5,19 @@ import { reachableAgent, reachableThread } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError, taskNotFound } from '../errors.ts';
 import { evalCriteria, toEvalRun } from './eval-views.ts';
-import { type JudgeJob, judgeEvalRuns } from './judge-eval-runs.ts';
+import { type JudgeJob, type JudgeServices, judgeEvalRuns } from './judge-eval-runs.ts';
 
 /**
  * `POST /agents/{agent_id}/eval-runs` (beyond the spec's table): starts one run per active eval
  * of the agent (or per eval named) on one of its tasks. The runs answer `running`; the judge
  * settles each in the background.
  */
-export async function startEvalRuns({
-  ctx,
-  agentId,
-  body,
-}: {
-  ctx: Ctx;
-  agentId: string;
-  body: EvalRunsStartBody;
-}): Promise<{ items: EvalRun[] }> {
-  const model = body.judge_model ?? ctx.judge.defaultModel;
+export async function startEvalRuns(
+  ctx: Ctx,
+  services: JudgeServices,
+  { agentId, body }: { agentId: string; body: EvalRunsStartBody },
+): Promise<{ items: EvalRun[] }> {
+  const model = body.judge_model ?? services.judge.defaultModel;
   const jobs: JudgeJob[] = [];
   const rows = await ctx.store.transaction(async (trx) => {
     const agent = await reachableAgent(trx, ctx.actor, agentId);
@@ -57,6 +53,6 @@ export async function startEvalRuns({
       });
     return runs;
   });
-  void judgeEvalRuns(ctx, jobs);
+  void judgeEvalRuns(services, jobs);
   return { items: rows.map(toEvalRun) };
 }

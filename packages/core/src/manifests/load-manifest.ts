@@ -9,7 +9,7 @@ import type {
 import { type AgentComponentRow, type AgentRow, type Db, listAgentComponents } from '@paddock/store';
 import { mcpServerViews, openMcpServers } from '../agents/mcp-server-secrets.ts';
 import { canonicalJson, type NormalizedSpec } from '../agents/normalize-spec.ts';
-import type { Ctx } from '../context.ts';
+import type { Services } from '../context.ts';
 import { instructionsComponent, mcpServerComponent, skillComponent } from './spec-components.ts';
 
 /** A playbook or eval row as a manifest component. */
@@ -28,7 +28,11 @@ export function storedComponent(row: AgentComponentRow): ManifestComponent {
  * active playbooks and evals, and the revision. A name the spec holds twice (possible through the
  * public API) is shown once, with a warning.
  */
-export async function loadManifest(ctx: Pick<Ctx, 'secrets'>, db: Db, agent: AgentRow): Promise<Manifest> {
+export async function loadManifest(
+  services: Pick<Services, 'secrets'>,
+  db: Db,
+  agent: AgentRow,
+): Promise<Manifest> {
   const rows = await listAgentComponents(db, agent.id, ['playbook', 'eval']);
   const warnings: ManifestWarning[] = [];
   const components: ManifestComponent[] = [];
@@ -57,15 +61,19 @@ export async function loadManifest(ctx: Pick<Ctx, 'secrets'>, db: Db, agent: Age
     components.push(...rows.filter((r) => r.kind === kind).map(storedComponent));
   return {
     agent_id: agent.id,
-    revision: revisionOf(ctx, agent, rows),
+    revision: revisionOf(services, agent, rows),
     components,
     ...(warnings.length > 0 ? { warnings } : {}),
   };
 }
 
 /** `GET /agents/{id}/revision` without the rest of the manifest. */
-export async function loadRevision(ctx: Pick<Ctx, 'secrets'>, db: Db, agent: AgentRow): Promise<string> {
-  return revisionOf(ctx, agent, await listAgentComponents(db, agent.id, ['playbook', 'eval']));
+export async function loadRevision(
+  services: Pick<Services, 'secrets'>,
+  db: Db,
+  agent: AgentRow,
+): Promise<string> {
+  return revisionOf(services, agent, await listAgentComponents(db, agent.id, ['playbook', 'eval']));
 }
 
 /**
@@ -74,9 +82,13 @@ export async function loadRevision(ctx: Pick<Ctx, 'secrets'>, db: Db, agent: Age
  * content hash) and the secrets' key names, never their values. Integrations and the agent's other
  * fields do not enter it.
  */
-function revisionOf(ctx: Pick<Ctx, 'secrets'>, agent: AgentRow, active: AgentComponentRow[]): string {
+function revisionOf(
+  services: Pick<Services, 'secrets'>,
+  agent: AgentRow,
+  active: AgentComponentRow[],
+): string {
   const secretNames = agent.secrets_enc
-    ? Object.keys(JSON.parse(ctx.secrets.open(agent.secrets_enc))).sort()
+    ? Object.keys(JSON.parse(services.secrets.open(agent.secrets_enc))).sort()
     : [];
   const byKind = (kind: string) =>
     active
@@ -87,10 +99,10 @@ function revisionOf(ctx: Pick<Ctx, 'secrets'>, agent: AgentRow, active: AgentCom
       canonicalJson({
         instructions: agent.instructions,
         skills: JSON.parse(agent.skills),
-        mcp_servers: openMcpServers(ctx.secrets, agent.mcp_servers).map((server) => ({
+        mcp_servers: openMcpServers(services.secrets, agent.mcp_servers).map((server) => ({
           ...server,
-          headers: digested(ctx, server.headers),
-          env: digested(ctx, server.env),
+          headers: digested(services, server.headers),
+          env: digested(services, server.env),
         })),
         playbooks: byKind('playbook'),
         evals: byKind('eval'),
@@ -100,6 +112,8 @@ function revisionOf(ctx: Pick<Ctx, 'secrets'>, agent: AgentRow, active: AgentCom
     .digest('hex');
 }
 
-function digested(ctx: Pick<Ctx, 'secrets'>, values: Record<string, string> | undefined) {
-  return values && Object.fromEntries(Object.entries(values).map(([k, v]) => [k, ctx.secrets.digest(v)]));
+function digested(services: Pick<Services, 'secrets'>, values: Record<string, string> | undefined) {
+  return (
+    values && Object.fromEntries(Object.entries(values).map(([k, v]) => [k, services.secrets.digest(v)]))
+  );
 }

@@ -19,7 +19,7 @@ import { openMcpServers } from '../agents/mcp-server-secrets.ts';
 import type { NormalizedSpec } from '../agents/normalize-spec.ts';
 import { applyAgentPatch } from '../agents/update-agent.ts';
 import { reachableAgent } from '../auth/access.ts';
-import type { Ctx } from '../context.ts';
+import type { Ctx, Services } from '../context.ts';
 import { agentNotFound, PaddockError } from '../errors.ts';
 import { componentHash, sortedFiles } from './component-hash.ts';
 import { loadManifest, loadRevision } from './load-manifest.ts';
@@ -33,15 +33,11 @@ import { readInstructions, readMcpServer, readSkill, skillComponent } from './sp
  * under `reconcile_playbooks` / `reconcile_evals`. With `base_revision` the agent row is locked and
  * the revision compared first: two publishes from the same revision cannot both win.
  */
-export async function publishManifest({
-  ctx,
-  agentId,
-  body,
-}: {
-  ctx: Ctx;
-  agentId: string;
-  body: ManifestPutBody;
-}): Promise<Manifest> {
+export async function publishManifest(
+  ctx: Ctx,
+  services: Pick<Services, 'secrets'>,
+  { agentId, body }: { agentId: string; body: ManifestPutBody },
+): Promise<Manifest> {
   if (body.reconcile_evals && body.base_revision === undefined)
     throw new PaddockError(
       'base_revision_required',
@@ -50,7 +46,7 @@ export async function publishManifest({
   return ctx.store.transaction(async (trx) => {
     await reachableAgent(trx, ctx.actor, agentId);
     const agent = (await lockAgent(trx, agentId)) ?? raise(agentNotFound());
-    const current = await loadRevision(ctx, trx, agent);
+    const current = await loadRevision(services, trx, agent);
     if (body.base_revision !== undefined && body.base_revision !== current)
       throw new PaddockError(
         'base_revision_conflict',
@@ -58,11 +54,11 @@ export async function publishManifest({
         { extra: { base_revision: body.base_revision, current_revision: current } },
       );
     const warnings: ManifestWarning[] = [];
-    const at = timestamp();
+    const at = timestamp(new Date(ctx.clock.now()));
     await reconcileStored(trx, agent.id, 'playbook', body, body.reconcile_playbooks === true, warnings, at);
     await reconcileStored(trx, agent.id, 'eval', body, body.reconcile_evals === true, warnings, at);
-    const spec = specFrom(ctx, agent, body.components, warnings);
-    const stored = await applyAgentPatch(ctx, trx, agent, spec);
+    const spec = specFrom(services, agent, body.components, warnings);
+    const stored = await applyAgentPatch(ctx, services, trx, agent, spec);
     for (const c of body.components.filter((c) => !knownTypes.has(c.type)))
       warnings.push({
         type: c.type,
@@ -70,7 +66,7 @@ export async function publishManifest({
         code: 'unsupported_type',
         message: `components of type ${c.type} are not supported; ignored`,
       });
-    const manifest = await loadManifest(ctx, trx, stored);
+    const manifest = await loadManifest(services, trx, stored);
     const all = [...(manifest.warnings ?? []), ...warnings];
     return { ...manifest, ...(all.length > 0 ? { warnings: all } : {}) };
   });
@@ -88,7 +84,7 @@ function raise(error: Error): never {
  * and reported.
  */
 function specFrom(
-  ctx: Pick<Ctx, 'secrets'>,
+  services: Pick<Services, 'secrets'>,
   agent: AgentRow,
   components: PublishedComponent[],
   warnings: ManifestWarning[],
@@ -100,7 +96,7 @@ function specFrom(
   const skills: NormalizedSpec['skills'] = [];
   const servers: NormalizedSpec['mcp_servers'] = [];
   const currentSkills = JSON.parse(agent.skills) as NormalizedSpec['skills'];
-  const currentServers = openMcpServers(ctx.secrets, agent.mcp_servers);
+  const currentServers = openMcpServers(services.secrets, agent.mcp_servers);
   let instructions: string | null = null;
   for (const c of components) {
     if (c.type === 'instructions') {

@@ -32,13 +32,13 @@ const statusEventsRead = 200;
  * `mcp.status` event an agent's sandbox emitted for that name, else `unknown`. Tokens never leave
  * here: only whether one exists and when it lapses.
  */
-export async function getMcpServerReport(input: {
-  ctx: Ctx;
-  agentId: string;
-}): Promise<{ items: McpServerReport[] }> {
-  const { ctx } = input;
+export async function getMcpServerReport(
+  ctx: Ctx,
+  services: Pick<Services, 'secrets' | 'outbound'>,
+  input: { agentId: string },
+): Promise<{ items: McpServerReport[] }> {
   const agent = await reachableAgent(ctx.store.db, ctx.actor, input.agentId);
-  const servers = openMcpServers(ctx.secrets, agent.mcp_servers);
+  const servers = openMcpServers(services.secrets, agent.mcp_servers);
   const [probes, tokens, statuses] = await Promise.all([
     listMcpServerProbes(ctx.store.db, agent.id),
     listMcpOauthTokens(ctx.store.db, agent.id),
@@ -49,7 +49,8 @@ export async function getMcpServerReport(input: {
   const probeOf = new Map(probes.map((p) => [p.server_name, p]));
   const tokenOf = new Map(tokens.map((t) => [t.server_name, t]));
   const sandboxStatus = newestStatusByName(statuses);
-  const now = timestamp();
+  const nowMs = ctx.clock.now();
+  const now = timestamp(new Date(nowMs));
 
   const items = await Promise.all(
     servers.map(async (server): Promise<McpServerReport> => {
@@ -58,9 +59,10 @@ export async function getMcpServerReport(input: {
       const tokenLive = token !== undefined && (token.expires_at === null || token.expires_at > now);
       let probe = probeOf.get(server.name);
       if (probe && probe.target !== server.url) probe = undefined;
-      if (server.url !== undefined && enabled && !isFresh(probe, token)) {
+      if (server.url !== undefined && enabled && !isFresh(probe, token, nowMs)) {
         probe = await probeOnce(
           ctx,
+          services,
           agent.id,
           server as McpServer & { url: string },
           tokenLive ? token : undefined,
@@ -139,10 +141,14 @@ export async function saveMcpOauthToken(
   });
 }
 
-function isFresh(probe: McpServerProbeRow | undefined, token: McpOauthTokenRow | undefined): boolean {
+function isFresh(
+  probe: McpServerProbeRow | undefined,
+  token: McpOauthTokenRow | undefined,
+  nowMs: number,
+): boolean {
   if (!probe) return false;
   if (token && token.updated_at >= probe.checked_at) return false;
-  return Date.parse(`${probe.checked_at}Z`) > Date.now() - mcpProbeFreshMs;
+  return Date.parse(`${probe.checked_at}Z`) > nowMs - mcpProbeFreshMs;
 }
 
 /** Probes under way in this process, so concurrent reports of one agent share them. */
@@ -150,6 +156,7 @@ const inFlight = new Map<string, Promise<McpServerProbeRow>>();
 
 function probeOnce(
   ctx: Ctx,
+  services: Pick<Services, 'secrets' | 'outbound'>,
   agentId: string,
   server: McpServer & { url: string },
   token: McpOauthTokenRow | undefined,
@@ -162,8 +169,8 @@ function probeOnce(
       { url: server.url, headers: server.headers },
       {
         timeoutMs: mcpProbeTimeoutMs,
-        fetch: ctx.outbound.fetch,
-        accessToken: token ? ctx.secrets.open(token.access_token_sealed) : undefined,
+        fetch: services.outbound.fetch,
+        accessToken: token ? services.secrets.open(token.access_token_sealed) : undefined,
       },
     );
     const row: McpServerProbeRow = {
@@ -175,7 +182,7 @@ function probeOnce(
       error: result.error,
       tool_count: result.toolCount,
       oauth_required: result.oauthRequired ? 1 : 0,
-      checked_at: timestamp(),
+      checked_at: timestamp(new Date(ctx.clock.now())),
     };
     await upsertMcpServerProbe(ctx.store.db, row);
     return row;

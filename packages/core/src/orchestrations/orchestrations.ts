@@ -21,7 +21,7 @@ import {
   replaceOrchestrationMembers,
   updateOrchestrationIf,
 } from '@paddock/store';
-import type { Actor, Ctx } from '../context.ts';
+import type { Actor, Ctx, Services } from '../context.ts';
 import { PaddockError } from '../errors.ts';
 import { loadManifest } from '../manifests/load-manifest.ts';
 import { agentHasTeamAccess } from '../orgs/team-agents.ts';
@@ -32,12 +32,10 @@ import { orchestrationRevision } from './revision.ts';
  * before these run; here the caller must belong to the orchestration's team (and its organization),
  * else 404, absent and unreachable alike.
  */
-export async function listOrchestrations(input: {
-  ctx: Ctx;
-  orgId: string;
-  teamId: string;
-}): Promise<{ items: OrchestrationRecord[] }> {
-  const { ctx } = input;
+export async function listOrchestrations(
+  ctx: Ctx,
+  input: { orgId: string; teamId: string },
+): Promise<{ items: OrchestrationRecord[] }> {
   await reachableTeam(ctx.store.db, ctx.actor, input.teamId, input.orgId);
   const rows = await listTeamOrchestrations(ctx.store.db, input.teamId);
   const graphs = await listOrchestrationGraphs(
@@ -47,17 +45,16 @@ export async function listOrchestrations(input: {
   return { items: rows.map((row) => record(row, graphs.get(row.id)!)) };
 }
 
-export async function createOrchestration(input: {
-  ctx: Ctx;
-  body: OrchestrationCreateBody;
-}): Promise<OrchestrationRecord> {
-  const { ctx, body } = input;
+export async function createOrchestration(
+  ctx: Ctx,
+  { body }: { body: OrchestrationCreateBody },
+): Promise<OrchestrationRecord> {
   await reachableTeam(ctx.store.db, ctx.actor, body.team_id);
   const graph = {
     members: body.members.map((m) => ({ agent_id: m.agent_id, role: m.role ?? null })),
     edges: body.edges,
   };
-  const now = timestamp();
+  const now = timestamp(new Date(ctx.clock.now()));
   const row: OrchestrationRow = {
     id: newId(),
     team_id: body.team_id,
@@ -76,24 +73,27 @@ export async function createOrchestration(input: {
   return record(row, graph);
 }
 
-export async function getOrchestration(input: {
-  ctx: Ctx;
-  orchestrationId: string;
-}): Promise<OrchestrationRecord> {
-  const { ctx } = input;
+export async function getOrchestration(
+  ctx: Ctx,
+  input: { orchestrationId: string },
+): Promise<OrchestrationRecord> {
   const row = await reachableOrchestration(ctx.store.db, ctx.actor, input.orchestrationId);
   const graphs = await listOrchestrationGraphs(ctx.store.db, [row.id]);
   return record(row, graphs.get(row.id)!);
 }
 
 /** The orchestration with each member's manifest inlined in `members[].manifest`. */
-export async function getOrchestrationManifest(input: { ctx: Ctx; orchestrationId: string }) {
-  const orchestration = await getOrchestration(input);
+export async function getOrchestrationManifest(
+  ctx: Ctx,
+  services: Pick<Services, 'secrets'>,
+  input: { orchestrationId: string },
+) {
+  const orchestration = await getOrchestration(ctx, input);
   const members = await Promise.all(
     orchestration.members.map(async (member) => {
-      const agent = await findAgent(input.ctx.store.db, member.agent_id);
+      const agent = await findAgent(ctx.store.db, member.agent_id);
       // The same manifest `GET /agents/{id}/manifest` answers for the member.
-      return { ...member, manifest: agent ? await loadManifest(input.ctx, input.ctx.store.db, agent) : {} };
+      return { ...member, manifest: agent ? await loadManifest(services, ctx.store.db, agent) : {} };
     }),
   );
   return { ...orchestration, members };
@@ -104,12 +104,11 @@ export async function getOrchestrationManifest(input: { ctx: Ctx; orchestrationI
  * With `base_revision`, a write against another revision is a 409 conflict; without it, a write
  * racing another is retried on the newer state.
  */
-export async function updateOrchestration(input: {
-  ctx: Ctx;
-  orchestrationId: string;
-  body: OrchestrationUpdateBody;
-}): Promise<OrchestrationRecord> {
-  const { ctx, body } = input;
+export async function updateOrchestration(
+  ctx: Ctx,
+  input: { orchestrationId: string; body: OrchestrationUpdateBody },
+): Promise<OrchestrationRecord> {
+  const { body } = input;
   await reachableOrchestration(ctx.store.db, ctx.actor, input.orchestrationId);
   for (let attempt = 0; ; attempt++) {
     const written = await ctx.store.transaction(async (trx) => {
@@ -127,7 +126,7 @@ export async function updateOrchestration(input: {
         ...current,
         name: next.name,
         revision: orchestrationRevision(next),
-        updated_at: timestamp(),
+        updated_at: timestamp(new Date(ctx.clock.now())),
       };
       const moved = !(await updateOrchestrationIf(trx, current.id, current.revision, row));
       if (moved) return { moved: true as const, current };

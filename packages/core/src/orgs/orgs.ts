@@ -26,12 +26,12 @@ export interface Team {
 export const teamCreatorRoles: ReadonlySet<string> = new Set(['owner', 'admin']);
 
 /** `GET /orgs`: the caller's organizations, with their role in each. */
-export async function listOrgs({ ctx }: { ctx: Ctx }): Promise<{ items: Org[] }> {
+export async function listOrgs(ctx: Ctx): Promise<{ items: Org[] }> {
   return { items: await listUserOrgs(ctx.store.db, ctx.actor.userId) };
 }
 
 /** `GET /orgs/{org_id}/teams`: every team of an organization the caller belongs to. */
-export async function listTeams({ ctx, orgId }: { ctx: Ctx; orgId: string }): Promise<{ items: Team[] }> {
+export async function listTeams(ctx: Ctx, { orgId }: { orgId: string }): Promise<{ items: Team[] }> {
   await orgRoleOf(ctx.store.db, ctx.actor.userId, orgId);
   return { items: await listOrgTeams(ctx.store.db, orgId) };
 }
@@ -40,15 +40,7 @@ export async function listTeams({ ctx, orgId }: { ctx: Ctx; orgId: string }): Pr
  * `POST /orgs/{org_id}/teams`: an organization owner or admin creates a team and becomes its owner.
  * A credential bound to an agent or a thread acts for that resource alone and cannot.
  */
-export async function createTeam({
-  ctx,
-  orgId,
-  name,
-}: {
-  ctx: Ctx;
-  orgId: string;
-  name: string;
-}): Promise<Team> {
+export async function createTeam(ctx: Ctx, { orgId, name }: { orgId: string; name: string }): Promise<Team> {
   // An agent- or thread-bound credential never creates teams: the route refuses it (refuseBound).
   return ctx.store.transaction(async (trx) => {
     const role = await orgRoleOf(trx, ctx.actor.userId, orgId);
@@ -57,7 +49,7 @@ export async function createTeam({
         'forbidden',
         `only an organization owner or admin can create teams (your role: ${role})`,
       );
-    const at = timestamp();
+    const at = timestamp(new Date(ctx.clock.now()));
     const team = { id: newId(), org_id: orgId, name };
     await insertTeam(trx, { ...team, created_at: at });
     await insertTeamMember(trx, {

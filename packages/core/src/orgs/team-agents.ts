@@ -11,17 +11,10 @@ import { orgRoleOf, teamNotFound } from './orgs.ts';
  * `limit`. The caller must belong to the organization (else 404) and to the team (else 403). The
  * route refuses agent- and thread-bound credentials before this runs.
  */
-export async function listTeamAgents({
-  ctx,
-  orgId,
-  teamId,
-  limit,
-}: {
-  ctx: Ctx;
-  orgId: string;
-  teamId: string;
-  limit: number;
-}): Promise<{ items: TeamAgent[] }> {
+export async function listTeamAgents(
+  ctx: Ctx,
+  { orgId, teamId, limit }: { orgId: string; teamId: string; limit: number },
+): Promise<{ items: TeamAgent[] }> {
   const { db } = ctx.store;
   await orgRoleOf(db, ctx.actor.userId, orgId);
   const team = await findTeam(db, teamId);

@@ -54,7 +54,7 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
         response: { 200: items(orgSchema) },
       },
     },
-    (request) => listOrgs({ ctx: ctxOf(services, request) }),
+    (request) => listOrgs(ctxOf(services, request)),
   );
   r.get(
     '/orgs/:org_id/teams',
@@ -67,7 +67,7 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
         response: { 200: items(teamSchema) },
       },
     },
-    (request) => listTeams({ ctx: ctxOf(services, request), orgId: request.params.org_id }),
+    (request) => listTeams(ctxOf(services, request), { orgId: request.params.org_id }),
   );
   r.post(
     '/orgs/:org_id/teams',
@@ -84,8 +84,7 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
     },
     async (request, reply) =>
       reply.code(201).send(
-        await createTeam({
-          ctx: ctxOf(services, request),
+        await createTeam(ctxOf(services, request), {
           orgId: request.params.org_id,
           name: request.body.name,
         }),
@@ -105,8 +104,7 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
       },
     },
     (request) =>
-      listTeamAgents({
-        ctx: ctxOf(services, request),
+      listTeamAgents(ctxOf(services, request), {
         orgId: request.params.org_id,
         teamId: request.params.team_id,
         limit: request.query.limit,
@@ -134,7 +132,7 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
       },
     },
     async (request, reply) =>
-      reply.code(201).send(await createAgent({ ctx: ctxOf(services, request), body: request.body })),
+      reply.code(201).send(await createAgent(ctxOf(services, request), services, { body: request.body })),
   );
   r.get(
     '/agents/:agent_id',
@@ -147,7 +145,7 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
         response: { 200: controlAgentSchema },
       },
     },
-    (request) => getControlAgent({ ctx: ctxOf(services, request), agentId: request.params.agent_id }),
+    (request) => getControlAgent(ctxOf(services, request), { agentId: request.params.agent_id }),
   );
   r.put(
     '/agents/:agent_id',
@@ -163,8 +161,7 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
       },
     },
     (request) =>
-      putControlAgent({
-        ctx: ctxOf(services, request),
+      putControlAgent(ctxOf(services, request), services, {
         agentId: request.params.agent_id,
         body: request.body,
       }),
@@ -181,7 +178,7 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
         response: { 200: agentSecretsSchema },
       },
     },
-    (request) => getAgentSecrets({ ctx: ctxOf(services, request), agentId: request.params.agent_id }),
+    (request) => getAgentSecrets(ctxOf(services, request), services, { agentId: request.params.agent_id }),
   );
   r.put(
     '/agents/:agent_id/secrets',
@@ -197,8 +194,7 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
       },
     },
     (request) =>
-      putAgentSecrets({
-        ctx: ctxOf(services, request),
+      putAgentSecrets(ctxOf(services, request), services, {
         agentId: request.params.agent_id,
         secrets: request.body.secrets,
       }),
@@ -215,7 +211,7 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
         response: { 200: items(connectionSchema) },
       },
     },
-    (request) => listConnections({ ctx: ctxOf(services, request), agentId: request.params.agent_id }),
+    (request) => listConnections(ctxOf(services, request), services, { agentId: request.params.agent_id }),
   );
   r.put(
     '/agents/:agent_id/connections/chat',
@@ -231,8 +227,7 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
       },
     },
     (request) =>
-      connectIntegration({
-        ctx: ctxOf(services, request),
+      connectIntegration(ctxOf(services, request), services, {
         agentId: request.params.agent_id,
         kind: 'chat',
         config: request.body,
@@ -252,8 +247,7 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
       },
     },
     (request) =>
-      connectIntegration({
-        ctx: ctxOf(services, request),
+      connectIntegration(ctxOf(services, request), services, {
         agentId: request.params.agent_id,
         kind: 'meeting',
         config: request.body,
@@ -273,11 +267,7 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
         },
       },
       async (request, reply) => {
-        await disconnectIntegration({
-          ctx: ctxOf(services, request),
-          agentId: request.params.agent_id,
-          kind,
-        });
+        await disconnectIntegration(ctxOf(services, request), { agentId: request.params.agent_id, kind });
         return reply.code(204).send();
       },
     );

@@ -31,8 +31,7 @@ export function evalRoutes(app: FastifyInstance, services: Services): void {
       },
     },
     (request) =>
-      listEvals({
-        ctx: ctxOf(services, request),
+      listEvals(ctxOf(services, request), {
         agentId: request.params.agent_id,
         includeArchived: request.query.include_archived,
       }),
@@ -50,8 +49,7 @@ export function evalRoutes(app: FastifyInstance, services: Services): void {
       },
     },
     (request) =>
-      listEvalRuns({
-        ctx: ctxOf(services, request),
+      listEvalRuns(ctxOf(services, request), {
         agentId: request.params.agent_id,
         taskId: request.query.task_id,
         limit: request.query.limit,
@@ -72,8 +70,7 @@ export function evalRoutes(app: FastifyInstance, services: Services): void {
     },
     async (request, reply) =>
       reply.code(201).send(
-        await startEvalRuns({
-          ctx: ctxOf(services, request),
+        await startEvalRuns(ctxOf(services, request), services, {
           agentId: request.params.agent_id,
           body: request.body,
         }),

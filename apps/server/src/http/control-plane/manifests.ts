@@ -19,7 +19,7 @@ export function manifestRoutes(app: FastifyInstance, services: Services): void {
         response: { 200: manifestSchema },
       },
     },
-    (request) => getManifest({ ctx: ctxOf(services, request), agentId: request.params.agent_id }),
+    (request) => getManifest(ctxOf(services, request), services, { agentId: request.params.agent_id }),
   );
   r.put(
     '/agents/:agent_id/manifest',
@@ -41,8 +41,7 @@ export function manifestRoutes(app: FastifyInstance, services: Services): void {
       },
     },
     (request) =>
-      publishManifest({
-        ctx: ctxOf(services, request),
+      publishManifest(ctxOf(services, request), services, {
         agentId: request.params.agent_id,
         body: request.body,
       }),
@@ -58,6 +57,6 @@ export function manifestRoutes(app: FastifyInstance, services: Services): void {
         response: { 200: revisionSchema },
       },
     },
-    (request) => getRevision({ ctx: ctxOf(services, request), agentId: request.params.agent_id }),
+    (request) => getRevision(ctxOf(services, request), services, { agentId: request.params.agent_id }),
   );
 }

@@ -18,6 +18,6 @@ export function mcpServerRoutes(app: FastifyInstance, services: Services): void 
         response: { 200: z.object({ items: z.array(mcpServerReportSchema) }) },
       },
     },
-    (request) => getMcpServerReport({ ctx: ctxOf(services, request), agentId: request.params.agent_id }),
+    (request) => getMcpServerReport(ctxOf(services, request), services, { agentId: request.params.agent_id }),
   );
 }

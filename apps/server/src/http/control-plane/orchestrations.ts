@@ -42,8 +42,7 @@ export function orchestrationRoutes(app: FastifyInstance, services: Services): v
       },
     },
     (request) =>
-      listOrchestrations({
-        ctx: ctxOf(services, request),
+      listOrchestrations(ctxOf(services, request), {
         orgId: request.params.org_id,
         teamId: request.params.team_id,
       }),
@@ -61,7 +60,7 @@ export function orchestrationRoutes(app: FastifyInstance, services: Services): v
       },
     },
     async (request, reply) =>
-      reply.code(201).send(await createOrchestration({ ctx: ctxOf(services, request), body: request.body })),
+      reply.code(201).send(await createOrchestration(ctxOf(services, request), { body: request.body })),
   );
   r.get(
     '/orchestrations/:orch_id',
@@ -75,7 +74,7 @@ export function orchestrationRoutes(app: FastifyInstance, services: Services): v
         response: { 200: orchestrationSchema },
       },
     },
-    (request) => getOrchestration({ ctx: ctxOf(services, request), orchestrationId: request.params.orch_id }),
+    (request) => getOrchestration(ctxOf(services, request), { orchestrationId: request.params.orch_id }),
   );
   r.get(
     '/orchestrations/:orch_id/manifest',
@@ -90,7 +89,9 @@ export function orchestrationRoutes(app: FastifyInstance, services: Services): v
       },
     },
     (request) =>
-      getOrchestrationManifest({ ctx: ctxOf(services, request), orchestrationId: request.params.orch_id }),
+      getOrchestrationManifest(ctxOf(services, request), services, {
+        orchestrationId: request.params.orch_id,
+      }),
   );
   r.put(
     '/orchestrations/:orch_id',
@@ -111,8 +112,7 @@ export function orchestrationRoutes(app: FastifyInstance, services: Services): v
       },
     },
     (request) =>
-      updateOrchestration({
-        ctx: ctxOf(services, request),
+      updateOrchestration(ctxOf(services, request), {
         orchestrationId: request.params.orch_id,
         body: request.body,
       }),

@@ -44,7 +44,7 @@ export function credentialRoutes(app: FastifyInstance, services: Services): void
       },
     },
     async (request, reply) =>
-      reply.code(201).send(await mintPersonalToken({ ctx: ctxOf(services, request), ...request.body })),
+      reply.code(201).send(await mintPersonalToken(ctxOf(services, request), request.body)),
   );
   r.get(
     '/tokens',
@@ -56,7 +56,7 @@ export function credentialRoutes(app: FastifyInstance, services: Services): void
         response: { 200: z.object({ items: z.array(personalTokenSchema) }) },
       },
     },
-    (request) => listPersonalTokens({ ctx: ctxOf(services, request) }),
+    (request) => listPersonalTokens(ctxOf(services, request)),
   );
   r.patch(
     '/tokens/:token_id',
@@ -72,8 +72,7 @@ export function credentialRoutes(app: FastifyInstance, services: Services): void
       },
     },
     (request) =>
-      renamePersonalToken({
-        ctx: ctxOf(services, request),
+      renamePersonalToken(ctxOf(services, request), {
         tokenId: request.params.token_id,
         name: request.body.name,
       }),
@@ -91,7 +90,7 @@ export function credentialRoutes(app: FastifyInstance, services: Services): void
       },
     },
     async (request, reply) => {
-      await revokePersonalToken({ ctx: ctxOf(services, request), tokenId: request.params.token_id });
+      await revokePersonalToken(ctxOf(services, request), services, { tokenId: request.params.token_id });
       return reply.code(204).send();
     },
   );
@@ -111,8 +110,7 @@ export function credentialRoutes(app: FastifyInstance, services: Services): void
     },
     async (request, reply) =>
       reply.code(201).send(
-        await mintAgentKey({
-          ctx: ctxOf(services, request),
+        await mintAgentKey(ctxOf(services, request), {
           agentId: request.params.agent_id,
           name: request.body?.name,
         }),
@@ -129,7 +127,7 @@ export function credentialRoutes(app: FastifyInstance, services: Services): void
         response: { 200: z.object({ items: z.array(agentKeySchema) }) },
       },
     },
-    (request) => listAgentKeys({ ctx: ctxOf(services, request), agentId: request.params.agent_id }),
+    (request) => listAgentKeys(ctxOf(services, request), { agentId: request.params.agent_id }),
   );
   r.delete(
     '/keys/:key_id',
@@ -144,7 +142,7 @@ export function credentialRoutes(app: FastifyInstance, services: Services): void
       },
     },
     async (request, reply) => {
-      await revokeAgentKey({ ctx: ctxOf(services, request), keyId: request.params.key_id });
+      await revokeAgentKey(ctxOf(services, request), services, { keyId: request.params.key_id });
       return reply.code(204).send();
     },
   );

@@ -18,7 +18,7 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
         response: { 200: agentRecordSchema },
       },
     },
-    (request) => getAgent({ ctx: ctxOf(services, request), agentId: request.params.agent_id }),
+    (request) => getAgent(ctxOf(services, request), services, { agentId: request.params.agent_id }),
   );
   r.patch(
     '/v2/agents/:agent_id',
@@ -41,6 +41,9 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
       },
     },
     (request) =>
-      updateAgent({ ctx: ctxOf(services, request), agentId: request.params.agent_id, patch: request.body }),
+      updateAgent(ctxOf(services, request), services, {
+        agentId: request.params.agent_id,
+        patch: request.body,
+      }),
   );
 }
