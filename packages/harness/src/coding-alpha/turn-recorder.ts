@@ -1,4 +1,4 @@
-import type { DraftEvent } from '@paddock/protocol';
+import type { DraftEvent, SteeredMessage } from '@paddock/protocol';
 import { newId } from '@paddock/protocol';
 import type {
   AssistantModelMessage,
@@ -33,7 +33,7 @@ export function createTurnRecorder(emit: (event: DraftEvent) => void, model: str
   let error: TurnError | undefined;
   /** Steered messages the stream showed, and those the model was sent (the stream may not show one cut off). */
   const steeredSeen = new Set<string>();
-  const steeredSent: { id: string; content: string }[] = [];
+  const steeredSent: SteeredMessage[] = [];
 
   function addSteered(id: string, content: string) {
     steeredSeen.add(id);
