@@ -98,6 +98,20 @@ describe.each(testDatabases())('threads on $name', (database) => {
     );
     expect(transcript.items.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
     expect(transcript.items[2]!.content).toBe('::sh cat note.txt');
+
+    // A third turn's model is sent the turns before it (D8 `::seen`); the message itself is not searched.
+    await json(
+      await server.request('POST', `/v2/threads/${thread_id}/messages`, {
+        body: { messages: [{ content: '::seen echo one > note.txt\n::seen never-sent-before' }], run: true },
+      }),
+      201,
+    );
+    await settled(server, thread_id);
+    const third = await json<{ items: { role: string; content: string }[] }>(
+      await server.request('GET', `/v2/threads/${thread_id}/messages`),
+      200,
+    );
+    expect(third.items.at(-1)).toMatchObject({ role: 'assistant', content: 'seen: yes\nseen: no' });
   });
 
   it('appends without running; follow-ups behind a waiting message take the next turn, in order', async () => {

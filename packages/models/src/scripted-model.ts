@@ -67,7 +67,10 @@ async function answerPrompt(options: LanguageModelV4CallOptions): Promise<Answer
   if (prompt.at(-1)?.role === 'tool') {
     return answerWith(quoteToolResults(answeredToolCalls(prompt)), [], inputChars);
   }
-  const script = parseScript(newestUserText(prompt), textBeforeNewestUser(prompt));
+  const script = parseScript(newestUserText(prompt), {
+    earlier: textBeforeNewestUser(prompt),
+    offered: options.tools?.map((offered) => offered.name) ?? [],
+  });
   if (script.sleepMs > 0) await abortableSleep(script.sleepMs, abortSignal);
   if (script.error) {
     throw new APICallError({
@@ -85,8 +88,9 @@ async function answerPrompt(options: LanguageModelV4CallOptions): Promise<Answer
       input: JSON.stringify(call.input),
     }),
   );
-  let text = script.text ? `You said: ${script.text}` : '';
-  if (script.reportOptions) text = [text, `options: ${callSettings(options)}`].filter(Boolean).join('\n');
+  const lines = [script.text ? `You said: ${script.text}` : '', ...script.replies];
+  if (script.reportOptions) lines.push(`options: ${callSettings(options)}`);
+  let text = lines.filter(Boolean).join('\n');
   if (!text && toolCalls.length === 0) text = 'You said nothing.';
   return answerWith(text, toolCalls, inputChars);
 }

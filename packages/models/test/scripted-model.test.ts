@@ -1,5 +1,13 @@
 import type { LanguageModelV4CallOptions } from '@ai-sdk/provider';
-import { APICallError, generateText, stepCountIs, streamText, tool } from 'ai';
+import {
+  APICallError,
+  generateText,
+  type ModelMessage,
+  stepCountIs,
+  streamText,
+  type ToolSet,
+  tool,
+} from 'ai';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { createEvalJudge } from '../src/judge/eval-judge.ts';
@@ -22,11 +30,11 @@ const tools = {
   }),
 };
 
-async function run(prompt: string, abortSignal?: AbortSignal, calledModel = model) {
+async function run(prompt: string, abortSignal?: AbortSignal, calledModel = model, offered: ToolSet = tools) {
   const result = streamText({
     model: calledModel,
     prompt,
-    tools,
+    tools: offered,
     stopWhen: stepCountIs(5),
     abortSignal,
     onError: () => {},
@@ -34,6 +42,10 @@ async function run(prompt: string, abortSignal?: AbortSignal, calledModel = mode
   const parts = [];
   for await (const part of result.fullStream) parts.push(part);
   return parts;
+}
+
+function textOf(parts: Awaited<ReturnType<typeof run>>): string {
+  return parts.flatMap((p) => (p.type === 'text-delta' ? [p.text] : [])).join('');
 }
 
 describe('scripted model through streamText', () => {
@@ -94,6 +106,65 @@ describe('scripted model through streamText', () => {
     expect(result.finishReason).toBe('tool-calls');
     expect(result.toolCalls.map((c) => c.input)).toEqual([{ command: 'ls' }, { command: 'pwd' }]);
     expect(new Set(result.toolCalls.map((c) => c.toolCallId)).size).toBe(2);
+  });
+
+  it('calls an offered tool by its exact name with ::call, and quotes its result', async () => {
+    const lookup = tool({
+      inputSchema: z.object({ query: z.string(), limit: z.number() }),
+      execute: async ({ query, limit }) => `found ${limit} for ${query}`,
+    });
+    const parts = await run('::call mcp__docs__lookup {"query": "tus", "limit": 2}', undefined, model, {
+      ...tools,
+      mcp__docs__lookup: lookup,
+    });
+    const call = parts.find((p) => p.type === 'tool-call');
+    expect(call).toMatchObject({ toolName: 'mcp__docs__lookup', input: { query: 'tus', limit: 2 } });
+    expect(textOf(parts)).toBe('mcp__docs__lookup: found 2 for tus');
+  });
+
+  it('answers in words, calling nothing, when ::call names a tool not offered or bad JSON', async () => {
+    const missing = await generateText({ model, prompt: '::call lookup {"query": "tus"}', tools });
+    expect(missing.toolCalls).toEqual([]);
+    expect(missing.text).toBe(
+      '::call lookup: no such tool was offered (offered: shell, write, report_outcome)',
+    );
+    const badJson = await generateText({ model, prompt: '::call shell {"command": ', tools });
+    expect(badJson.toolCalls).toEqual([]);
+    expect(badJson.text).toMatch(/^::call shell: the arguments are not JSON \(.+\)$/);
+    const notObject = await generateText({ model, prompt: '::call shell ["ls"]', tools });
+    expect(notObject.text).toBe('::call shell: the arguments must be a JSON object');
+  });
+
+  it('tells with ::seen whether text was in what it was sent before the message', async () => {
+    const messages: ModelMessage[] = [
+      { role: 'user', content: 'remember the word marigold' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'tool-call', toolCallId: 't1', toolName: 'shell', input: { command: 'cat notes' } },
+        ],
+      },
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: 't1',
+            toolName: 'shell',
+            output: { type: 'text', value: 'the code is zinnia-42' },
+          },
+        ],
+      },
+      { role: 'assistant', content: 'noted' },
+      {
+        role: 'user',
+        content: '::seen marigold\n::seen zinnia-42\n::seen terse\n::seen tulip\n::seen tulip',
+      },
+    ];
+    const result = await generateText({ model, instructions: 'You are terse.', messages, tools });
+    // The message itself is not searched: `tulip` appears only there.
+    expect(result.text).toBe('seen: yes\nseen: yes\nseen: yes\nseen: no\nseen: no');
+    expect(result.toolCalls).toEqual([]);
   });
 
   it('fails the call with the ::error message', async () => {

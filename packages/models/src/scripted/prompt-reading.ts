@@ -16,7 +16,11 @@ export function newestUserText(prompt: LanguageModelV4Prompt): string {
   return '';
 }
 
-/** Text of every message before the newest user message (system text included), newline-joined. */
+/**
+ * Text of every message before the newest user message, newline-joined: system text, and the
+ * arguments and results of tool calls too, since a harness's context is as much what its tools
+ * answered as what was said.
+ */
 export function textBeforeNewestUser(prompt: LanguageModelV4Prompt): string {
   let newest = prompt.length;
   for (let i = prompt.length - 1; i >= 0; i--) {
@@ -29,9 +33,22 @@ export function textBeforeNewestUser(prompt: LanguageModelV4Prompt): string {
     .slice(0, newest)
     .flatMap((message) => {
       if (message.role === 'system') return [message.content];
-      return message.content.flatMap((part) => (part.type === 'text' ? [part.text] : []));
+      return message.content.flatMap((part) => {
+        if (part.type === 'text') return [part.text];
+        if (part.type === 'tool-call') return [JSON.stringify(part.input ?? null)];
+        if (part.type === 'tool-result') return [resultText(part.output)];
+        return [];
+      });
     })
     .join('\n');
+}
+
+function resultText(output: LanguageModelV4ToolResultPart['output']): string {
+  if (output.type === 'text' || output.type === 'error-text') return output.value;
+  if (output.type === 'json' || output.type === 'error-json') return JSON.stringify(output.value);
+  if (output.type === 'content')
+    return output.value.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
+  return output.reason ?? '';
 }
 
 /** Tool calls made since the newest user message, paired with their results, in call order. */

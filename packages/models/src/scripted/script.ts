@@ -5,6 +5,8 @@ export interface Script {
   /** Plain lines, joined with a space; empty when the message held only directives. */
   text: string;
   toolCalls: { toolName: string; input: Record<string, unknown> }[];
+  /** Lines answered as they are, after the `You said:` line: `::seen`'s answer, a `::call` refused. */
+  replies: string[];
   /** `::options`: the answer also reports the sampling and reasoning settings the call came with. */
   reportOptions: boolean;
 }
@@ -12,12 +14,16 @@ export interface Script {
 const outcomeStatuses = new Set(['success', 'fail', 'need_more_info']);
 const verdicts = new Set(['pass', 'fail']);
 
-/**
- * `earlier` is the text of the prompt before the message (system text included), which `::expect`
- * looks in.
- */
-export function parseScript(message: string, earlier = ''): Script {
-  const script: Script = { sleepMs: 0, text: '', toolCalls: [], reportOptions: false };
+/** What the prompt held besides the message itself. */
+export interface ScriptContext {
+  /** The text of the prompt before the message (system text and tool results included): `::expect` and `::seen` look in it. */
+  earlier?: string;
+  /** The names of the tools the call offered: `::call` calls only one of these. */
+  offered?: string[];
+}
+
+export function parseScript(message: string, { earlier = '', offered = [] }: ScriptContext = {}): Script {
+  const script: Script = { sleepMs: 0, text: '', toolCalls: [], replies: [], reportOptions: false };
   const plain: string[] = [];
   const lines = message.split(/\r?\n/);
   for (let i = 0; i < lines.length; i++) {
@@ -54,6 +60,12 @@ export function parseScript(message: string, earlier = ''): Script {
         toolName: 'report_verdict',
         input: { passed: found, reason: `${found ? 'found' : 'did not find'} "${rest}" in the conversation` },
       });
+    } else if (directive === '::seen' && rest) {
+      script.replies.push(`seen: ${earlier.includes(rest) ? 'yes' : 'no'}`);
+    } else if (directive === '::call' && rest) {
+      const call = parseCall(rest, offered);
+      if (typeof call === 'string') script.replies.push(call);
+      else script.toolCalls.push(call);
     } else if (directive === '::options') {
       script.reportOptions = true;
     } else if (line) {
@@ -62,6 +74,28 @@ export function parseScript(message: string, earlier = ''): Script {
   }
   script.text = plain.join(' ');
   return script;
+}
+
+/**
+ * `::call <tool> <json arguments>`: the call, or why it cannot be made. A script naming a tool the
+ * harness did not offer, or with arguments that are not a JSON object, is answered in words rather
+ * than failing the model call, so a test sees the reason in the turn's answer.
+ */
+function parseCall(rest: string, offered: string[]): Script['toolCalls'][number] | string {
+  const [, toolName, json] = /^(\S+)\s*(.*)$/.exec(rest) ?? ['', rest, ''];
+  if (!offered.includes(toolName)) {
+    return `::call ${toolName}: no such tool was offered (offered: ${offered.join(', ') || 'none'})`;
+  }
+  let input: unknown;
+  try {
+    input = json ? JSON.parse(json) : {};
+  } catch (error) {
+    return `::call ${toolName}: the arguments are not JSON (${(error as Error).message})`;
+  }
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    return `::call ${toolName}: the arguments must be a JSON object`;
+  }
+  return { toolName, input: input as Record<string, unknown> };
 }
 
 function splitDirective(line: string): [string, string] {
