@@ -47,7 +47,8 @@ describe.each(testDatabases())('Stop kills what the turn started on $name', (dat
       token: runner,
     });
     expect((await json<{ exit_code: number }>(ran, 200)).exit_code).toBe(0);
-    expect(hostProcesses(['sleep', code])).toHaveLength(1);
+    // The run answers once its shell exits; the job it put in the background execs `sleep` a moment later.
+    await waitFor('the code run started its process', () => hostProcesses(['sleep', code]).length === 1);
 
     await json(await server.request('POST', `/v2/threads/${threadId}/interrupt`, { body: {} }), 200);
     await settled(server, threadId);
