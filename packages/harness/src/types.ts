@@ -3,7 +3,7 @@ import type { ModelMessage } from 'ai';
 
 /** Where a harness reaches models: the Paddock model gateway, an OpenAI-compatible endpoint. */
 export interface GatewayAccess {
-  /** Base URL of the OpenAI-compatible API, e.g. `http://127.0.0.1:8787/v2/gateway/v1`. */
+  /** Base URL of the OpenAI-compatible API, e.g. `http://127.0.0.1:8787/v2/gateway/openai/v1`. */
   baseURL: string;
   /** Bearer token for the gateway (the thread-bound token). */
   apiKey: string;

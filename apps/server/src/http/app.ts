@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { installAuth } from './auth.ts';
 import { controlPlaneRoutes } from './control-plane/index.ts';
 import { installErrorHandling } from './errors.ts';
-import { gatewayRoutes } from './gateway.ts';
+import { gatewayRoutes } from './gateway/index.ts';
 import { loginRoutes } from './login.ts';
 import { installOpenApi } from './openapi.ts';
 import { agentRoutes } from './public/agents.ts';

@@ -29,6 +29,11 @@ export interface RouteAuth {
     what: string;
     only?: 'thread';
   };
+  /**
+   * Headers that may carry the token instead of `Authorization: Bearer` (the model gateway's
+   * dialects: Anthropic's `x-api-key`, Gemini's `x-goog-api-key`).
+   */
+  keyHeaders?: readonly string[];
 }
 
 /** A sandbox's own token must not rewrite the agent every later thread runs as. */
@@ -65,7 +70,7 @@ export function installAuth(app: FastifyInstance, authenticator: Authenticator, 
     const auth = request.routeOptions.config.auth;
     if (auth === false || request.is404) return;
     request.actor = await authenticator
-      .authenticate(request.headers.authorization)
+      .authenticate(request.headers.authorization ?? keyHeaderCredential(request, auth))
       .catch((error: unknown) => {
         if (error instanceof PaddockError) throw error;
         // The credential could not be looked up (the database is unreachable): a retry may succeed.
@@ -88,6 +93,15 @@ export function installAuth(app: FastifyInstance, authenticator: Authenticator, 
       checkGuarded(request, guarded, options.enforceGuardedWrites);
     route.preHandler = [check, ...[route.preHandler ?? []].flat()];
   });
+}
+
+/** A token in one of the route's `keyHeaders`, as the bearer credential it stands for. */
+function keyHeaderCredential(request: FastifyRequest, auth: RouteAuth | undefined): string | undefined {
+  for (const name of auth?.keyHeaders ?? []) {
+    const value = request.headers[name];
+    if (typeof value === 'string' && value) return `Bearer ${value}`;
+  }
+  return undefined;
 }
 
 function refuseBound(actor: Actor, rule: NonNullable<RouteAuth['refuseBound']>): void {

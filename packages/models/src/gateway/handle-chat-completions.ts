@@ -4,12 +4,12 @@ import { z } from 'zod';
 import type { ModelRouter } from '../model-router.ts';
 import { chatRequestSchema, toCallOptions } from './chat-request.ts';
 import { type ChatCompletionChunk, createChunkEncoder, toChatCompletion } from './chat-response.ts';
-import { errorMessage, modelErrorResponse, openAIError } from './openai-error.ts';
+import { type GatewayAnswer, openModelStream, sseFrame, streamParts } from './gateway-answer.ts';
+import { errorMessage } from './model-error.ts';
+import { modelErrorResponse, openAIError } from './openai-error.ts';
 
-export type ChatCompletionsResponse =
-  | { status: number; json: unknown }
-  /** `stream` yields whole SSE frames: `data: {...}\n\n`, ending with `data: [DONE]\n\n`. */
-  | { status: 200; stream: AsyncIterable<string> };
+/** `stream` yields whole SSE frames: `data: {...}\n\n`, ending with `data: [DONE]\n\n`. */
+export type ChatCompletionsResponse = GatewayAnswer;
 
 /**
  * Serves OpenAI's `POST /chat/completions` from whichever model the router resolves. Framework
@@ -55,63 +55,22 @@ export async function handleChatCompletions(
     }
   }
 
-  let reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart>;
-  const head: LanguageModelV4StreamPart[] = [];
-  try {
-    reader = (await model.doStream(options)).stream.getReader();
-  } catch (error) {
-    return modelErrorResponse(error);
-  }
-  // Read up to the first output so that a failure before anything is said still gets an HTTP status.
-  try {
-    for (;;) {
-      const next = await reader.read();
-      if (next.done) break;
-      if (next.value.type === 'error') {
-        void reader.cancel().catch(() => {});
-        return modelErrorResponse(next.value.error);
-      }
-      head.push(next.value);
-      if (!['stream-start', 'response-metadata', 'raw'].includes(next.value.type)) break;
-    }
-  } catch (error) {
-    void reader.cancel().catch(() => {});
-    return modelErrorResponse(error);
-  }
+  const opened = await openModelStream(model, options);
+  if ('error' in opened) return modelErrorResponse(opened.error);
   const encode = createChunkEncoder(meta, request.stream_options?.include_usage === true);
-  return { status: 200, stream: sseFrames(head, reader, encode, signal) };
+  return { status: 200, stream: sseFrames(streamParts(opened, signal), encode) };
 }
 
 async function* sseFrames(
-  head: LanguageModelV4StreamPart[],
-  reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart>,
+  parts: AsyncIterable<LanguageModelV4StreamPart>,
   encode: (part: LanguageModelV4StreamPart) => ChatCompletionChunk[],
-  signal: AbortSignal,
 ): AsyncGenerator<string> {
-  try {
-    for (const part of head) for (const chunk of encode(part)) yield frame(chunk);
-    for (;;) {
-      let next: ReadableStreamReadResult<LanguageModelV4StreamPart>;
-      try {
-        next = await reader.read();
-      } catch (error) {
-        if (!signal.aborted) yield frame(openAIError(errorMessage(error), 'api_error', 'model_error'));
-        return;
-      }
-      if (next.done) break;
-      if (next.value.type === 'error') {
-        yield frame(openAIError(errorMessage(next.value.error), 'api_error', 'model_error'));
-        return;
-      }
-      for (const chunk of encode(next.value)) yield frame(chunk);
+  for await (const part of parts) {
+    if (part.type === 'error') {
+      yield sseFrame(openAIError(errorMessage(part.error), 'api_error', 'model_error'));
+      return;
     }
-    yield 'data: [DONE]\n\n';
-  } finally {
-    // Stops the upstream call when the client leaves early or the stream failed.
-    void reader.cancel().catch(() => {});
+    for (const chunk of encode(part)) yield sseFrame(chunk);
   }
-}
-
-function frame(data: unknown): string {
-  return `data: ${JSON.stringify(data)}\n\n`;
+  yield 'data: [DONE]\n\n';
 }

@@ -156,7 +156,7 @@ export class TurnRunner {
         // The sandbox's own API URL and thread token: a turn needs no credential of its own, so a
         // server that restarted can run the next turn without minting a new one.
         gateway: {
-          baseURL: `${context.env.PADDOCK_API_URL}/v2/gateway/v1`,
+          baseURL: `${context.env.PADDOCK_API_URL}/v2/gateway/openai/v1`,
           apiKey: context.env.PADDOCK_TOKEN ?? '',
         },
         workspaceDir: context.workspaceDir,
