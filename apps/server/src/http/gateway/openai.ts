@@ -1,14 +1,21 @@
+import type { Services } from '@paddock/core';
 import { handleChatCompletions, type ModelRouter } from '@paddock/models';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { rawBody } from '../openapi.ts';
-import { clientGone, gatewayAuth, requireGatewayCaller, sendGatewayAnswer } from './gateway-reply.ts';
+import {
+  clientGone,
+  gatewayAuth,
+  meteredFor,
+  requireGatewayCaller,
+  sendGatewayAnswer,
+} from './gateway-reply.ts';
 
 /**
  * OpenAI's dialect under `/v2/gateway/openai/v1`, and under `/v2/gateway/v1` (its first path, kept
  * as an alias and left out of the API document).
  */
-export function openAIGatewayRoutes(app: FastifyInstance, router: ModelRouter): void {
+export function openAIGatewayRoutes(app: FastifyInstance, services: Services, router: ModelRouter): void {
   for (const [base, alias] of [
     ['/v2/gateway/openai/v1', false],
     ['/v2/gateway/v1', true],
@@ -19,7 +26,8 @@ export function openAIGatewayRoutes(app: FastifyInstance, router: ModelRouter): 
       { schema: documented(completionsSchema), config: gatewayAuth },
       async (request, reply) => {
         requireGatewayCaller(request);
-        await sendGatewayAnswer(reply, await handleChatCompletions(router, request.body, clientGone(reply)));
+        const metered = meteredFor(request, services, router);
+        await sendGatewayAnswer(reply, await handleChatCompletions(metered, request.body, clientGone(reply)));
       },
     );
 
