@@ -1,11 +1,14 @@
 import Anthropic, { APIError } from '@anthropic-ai/sdk';
-import { Stream } from '@anthropic-ai/sdk/streaming';
 import { handleAnthropicMessages } from '@paddock/models';
 import { testDatabases } from '@paddock/testing';
 import { streamingModel } from '@paddock/testing/gateway';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminTokenWith } from './helpers.ts';
+
+// The AI SDK's model types, as the stand-in models of @paddock/testing have them.
+type LanguageModelV4 = ReturnType<typeof streamingModel>;
+type LanguageModelV4CallOptions = Parameters<LanguageModelV4['doStream']>[0];
 
 const lookup = {
   name: 'lookup',
@@ -296,7 +299,7 @@ describe.each(testDatabases())('the Anthropic gateway on $name', (database) => {
   });
 });
 
-describe('the Anthropic dialect mid-stream', () => {
+describe('the Anthropic dialect with stand-in upstream models', () => {
   it("ends a stream whose model fails after it started with Anthropic's error event, which the client raises", async () => {
     const broken = streamingModel('broken-midway', () => [
       { type: 'text-start', id: 't' },
@@ -315,18 +318,15 @@ describe('the Anthropic dialect mid-stream', () => {
       'event: error\ndata: {"type":"error","error":{"type":"api_error","message":"upstream hung up"}}\n\n',
     );
 
-    // The official client's own parser reads the frames as a server would send them.
-    const response = new Response(frames.join(''), { headers: { 'content-type': 'text/event-stream' } });
+    // The official client, served by the handler, reads the frames and raises the error.
     const texts: string[] = [];
-    const failure = await (async () => {
-      for await (const event of Stream.fromSSEResponse<Anthropic.MessageStreamEvent>(
-        response,
-        new AbortController(),
-      )) {
-        if (event.type === 'content_block_delta' && event.delta.type === 'text_delta')
-          texts.push(event.delta.text);
-      }
-    })().then(
+    const stream = clientOf(broken).messages.stream({
+      model: 'broken-midway',
+      max_tokens: 16,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    stream.on('text', (text) => texts.push(text));
+    const failure = await stream.finalMessage().then(
       () => undefined,
       (error: unknown) => error,
     );
@@ -335,4 +335,102 @@ describe('the Anthropic dialect mid-stream', () => {
     expect((failure as APIError).type).toBe('api_error');
     expect((failure as APIError).message).toContain('upstream hung up');
   });
+
+  it('streams thinking with its signature, and hands a thinking block sent back to the model with it', async () => {
+    const seen: LanguageModelV4CallOptions[] = [];
+    const thinker = streamingModel('thinker', () => [
+      { type: 'reasoning-start', id: 'r' },
+      { type: 'reasoning-delta', id: 'r', delta: 'Let me think. ' },
+      { type: 'reasoning-delta', id: 'r', delta: 'Done.' },
+      {
+        type: 'reasoning-delta',
+        id: 'r',
+        delta: '',
+        providerMetadata: { anthropic: { signature: 'sig-1' } },
+      },
+      { type: 'reasoning-end', id: 'r' },
+      { type: 'text-start', id: 't' },
+      { type: 'text-delta', id: 't', delta: 'Forty-two.' },
+      { type: 'text-end', id: 't' },
+      {
+        type: 'finish',
+        finishReason: { unified: 'length', raw: 'max_tokens' },
+        usage: {
+          inputTokens: { total: 30, noCache: 10, cacheRead: 20, cacheWrite: 0 },
+          outputTokens: { total: 7, text: 3, reasoning: 4 },
+        },
+      },
+    ]);
+    const recording: LanguageModelV4 = {
+      ...thinker,
+      doStream: (options) => {
+        seen.push(options);
+        return thinker.doStream(options);
+      },
+    };
+    const message = await clientOf(recording)
+      .messages.stream({
+        model: 'thinker',
+        max_tokens: 64,
+        thinking: { type: 'enabled', budget_tokens: 32 },
+        messages: [
+          { role: 'user', content: 'the answer?' },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'thinking', thinking: 'Earlier thought.', signature: 'sig-0' },
+              { type: 'redacted_thinking', data: 'opaque' },
+              { type: 'text', text: 'Hm.' },
+            ],
+          },
+          { role: 'user', content: 'and now?' },
+        ],
+      })
+      .finalMessage();
+    expect(message.content).toEqual([
+      { type: 'thinking', thinking: 'Let me think. Done.', signature: 'sig-1' },
+      { type: 'text', text: 'Forty-two.' },
+    ]);
+    expect(message.stop_reason).toBe('max_tokens');
+    expect(message.usage).toMatchObject({ input_tokens: 10, cache_read_input_tokens: 20, output_tokens: 7 });
+    expect(seen[0]!.prompt[1]).toEqual({
+      role: 'assistant',
+      content: [
+        {
+          type: 'reasoning',
+          text: 'Earlier thought.',
+          providerOptions: { anthropic: { signature: 'sig-0' } },
+        },
+        { type: 'reasoning', text: '', providerOptions: { anthropic: { redactedData: 'opaque' } } },
+        { type: 'text', text: 'Hm.' },
+      ],
+    });
+  });
 });
+
+/** The official client served in-process by the dialect's handler, over one stand-in model. */
+function clientOf(model: LanguageModelV4): Anthropic {
+  return new Anthropic({
+    apiKey: 'unused',
+    maxRetries: 0,
+    fetch: async (_url, init) => {
+      const answer = await handleAnthropicMessages(
+        { resolve: () => model },
+        JSON.parse(String(init?.body)),
+        new AbortController().signal,
+      );
+      if ('json' in answer) {
+        return Response.json(answer.json, { status: answer.status });
+      }
+      const frames = answer.stream[Symbol.asyncIterator]();
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          const next = await frames.next();
+          if (next.done) controller.close();
+          else controller.enqueue(new TextEncoder().encode(next.value));
+        },
+      });
+      return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+    },
+  });
+}
