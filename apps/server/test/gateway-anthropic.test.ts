@@ -4,7 +4,7 @@ import { testDatabases } from '@paddock/testing';
 import { streamingModel } from '@paddock/testing/gateway';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminTokenWith } from './helpers.ts';
+import { adminTokenWith, agentSpec, json } from './helpers.ts';
 
 // The AI SDK's model types, as the stand-in models of @paddock/testing have them.
 type LanguageModelV4 = ReturnType<typeof streamingModel>;
@@ -205,6 +205,25 @@ describe.each(testDatabases())('the Anthropic gateway on $name', (database) => {
     });
   });
 
+  it('refuses an agent key with 403 permission_error', async () => {
+    const { agent_id } = await json<{ agent_id: string }>(
+      await server.request('POST', '/v2/threads', { body: { agent: agentSpec() } }),
+      201,
+    );
+    const { key } = await json<{ key: string }>(
+      await server.request('POST', `/v2/cli/agents/${agent_id}/keys`, { body: {} }),
+      201,
+    );
+    const refused = await new Anthropic({ baseURL, apiKey: key, maxRetries: 0 }).messages
+      .create({ model: 'scripted', max_tokens: 256, messages: [{ role: 'user', content: 'hi' }] })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(refused).toBeInstanceOf(Anthropic.PermissionDeniedError);
+    expect((refused as APIError).type).toBe('permission_error');
+  });
+
   it("lists the models in Anthropic's shape", async () => {
     const models = [];
     for await (const model of client.models.list()) models.push(model);
@@ -251,19 +270,28 @@ describe.each(testDatabases())('the Anthropic gateway on $name', (database) => {
         max_tokens: 32000,
         system: [{ type: 'text', text: 'You are Claude Code.', cache_control: { type: 'ephemeral' } }],
         messages: [
-          { role: 'user', content: 'first' },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'first' },
+              { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+              { type: 'document', source: { type: 'file', file_id: 'file_011' } },
+            ],
+          },
           {
             role: 'assistant',
             content: [
               { type: 'thinking', thinking: 'hmm', signature: 'sig' },
+              { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'x' } },
+              { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [] },
               { type: 'text', text: 'ok' },
             ],
           },
           { role: 'system', content: 'The code word is pineapple.' },
           { role: 'user', content: [{ type: 'text', text: '::seen pineapple\n::options' }] },
         ],
-        tools: [lookup],
-        tool_choice: { type: 'auto' },
+        tools: [lookup, { type: 'web_search_20250305', name: 'web_search', max_uses: 3 }],
+        tool_choice: { type: 'auto', disable_parallel_tool_use: true },
         thinking: { type: 'enabled', budget_tokens: 1024 },
         metadata: { user_id: 'user_abc' },
         context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
@@ -373,8 +401,18 @@ describe('the Anthropic dialect with stand-in upstream models', () => {
         model: 'thinker',
         max_tokens: 64,
         thinking: { type: 'enabled', budget_tokens: 32 },
+        tools: [lookup, { type: 'web_search_20250305', name: 'web_search' }],
+        tool_choice: { type: 'tool', name: 'lookup' },
         messages: [
-          { role: 'user', content: 'the answer?' },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'the answer?' },
+              { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+              { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'a note' } },
+              { type: 'document', source: { type: 'file', file_id: 'file_011' } },
+            ],
+          },
           {
             role: 'assistant',
             content: [
@@ -393,6 +431,17 @@ describe('the Anthropic dialect with stand-in upstream models', () => {
     ]);
     expect(message.stop_reason).toBe('max_tokens');
     expect(message.usage).toMatchObject({ input_tokens: 10, cache_read_input_tokens: 20, output_tokens: 7 });
+    // Anthropic's server tools and a file known only by its Files API id are not served: left out.
+    expect(seen[0]!.tools?.map((t) => t.name)).toEqual(['lookup']);
+    expect(seen[0]!.toolChoice).toEqual({ type: 'tool', toolName: 'lookup' });
+    expect(seen[0]!.prompt[0]).toEqual({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'the answer?' },
+        { type: 'file', data: { type: 'data', data: 'iVBORw0KGgo=' }, mediaType: 'image/png' },
+        { type: 'file', data: { type: 'text', text: 'a note' }, mediaType: 'text/plain' },
+      ],
+    });
     expect(seen[0]!.prompt[1]).toEqual({
       role: 'assistant',
       content: [

@@ -12,23 +12,30 @@ import { reasoningOf } from '../reasoning-effort.ts';
 
 // Every object is loose: fields the gateway does not serve (`cache_control`, `citations`…) are ignored.
 const textBlock = z.looseObject({ type: z.literal('text'), text: z.string() });
-const mediaSource = z.discriminatedUnion('type', [
-  z.looseObject({ type: z.literal('base64'), media_type: z.string(), data: z.string() }),
-  z.looseObject({ type: z.literal('url'), url: z.url() }),
-]);
-const imageBlock = z.looseObject({ type: z.literal('image'), source: mediaSource });
-/** A block of a kind the gateway does not serve (a server tool's result, a search result…): dropped. */
-const ignoredBlock = (known: readonly string[]) =>
+/**
+ * Something of a type the gateway does not serve (a server tool's result block, a file by its
+ * Files API id…): dropped. One of a type it serves but with a bad shape is refused.
+ */
+const ignored = (known: readonly string[]) =>
   z
     .looseObject({
-      type: z.string().refine((type) => !known.includes(type), 'a known block type with a bad shape'),
+      type: z.string().refine((type) => !known.includes(type), 'a known type with a bad shape'),
     })
     .transform(() => undefined);
+const mediaSource = z.union([
+  z.discriminatedUnion('type', [
+    z.looseObject({ type: z.literal('base64'), media_type: z.string(), data: z.string() }),
+    z.looseObject({ type: z.literal('url'), url: z.url() }),
+    z.looseObject({ type: z.literal('text'), media_type: z.string().nullish(), data: z.string() }),
+  ]),
+  ignored(['base64', 'url', 'text']),
+]);
+const imageBlock = z.looseObject({ type: z.literal('image'), source: mediaSource });
 const toolResultBlock = z.looseObject({
   type: z.literal('tool_result'),
   tool_use_id: z.string(),
   content: z
-    .union([z.string(), z.array(z.union([textBlock, imageBlock, ignoredBlock(['text', 'image'])]))])
+    .union([z.string(), z.array(z.union([textBlock, imageBlock, ignored(['text', 'image'])]))])
     .nullish(),
   is_error: z.boolean().nullish(),
 });
@@ -41,10 +48,7 @@ const knownBlock = z.discriminatedUnion('type', [
   z.looseObject({ type: z.literal('thinking'), thinking: z.string(), signature: z.string().nullish() }),
   z.looseObject({ type: z.literal('redacted_thinking'), data: z.string() }),
 ]);
-const block = z.union([
-  knownBlock,
-  ignoredBlock(knownBlock.options.map((option) => option.shape.type.value)),
-]);
+const block = z.union([knownBlock, ignored(knownBlock.options.map((option) => option.shape.type.value))]);
 type Block = z.infer<typeof knownBlock>;
 
 const content = z.union([z.string(), z.array(block)]);
@@ -127,8 +131,11 @@ function toPrompt(request: MessagesRequest): LanguageModelV4Prompt {
   const toolNames = new Map<string, string>();
   for (const m of request.messages) {
     if (m.role === 'system') prompt.push({ role: 'system', content: textOf(m.content) });
-    else if (m.role === 'assistant') prompt.push(toAssistantMessage(blocksOf(m), toolNames));
-    else pushUserBlocks(prompt, blocksOf(m), toolNames);
+    else if (m.role === 'assistant') {
+      // An assistant message of dropped blocks only (a server tool's call) says nothing to a model.
+      const assistant = toAssistantMessage(blocksOf(m), toolNames);
+      if (assistant.content.length > 0) prompt.push(assistant);
+    } else pushUserBlocks(prompt, blocksOf(m), toolNames);
   }
   return prompt;
 }
@@ -167,16 +174,21 @@ function pushUserBlocks(
 
 function toUserPart(b: Block): UserPart | undefined {
   if (b.type === 'text') return { type: 'text', text: b.text };
-  if (b.type === 'image' || b.type === 'document') return { type: 'file', ...fileOf(b.source, b.type) };
-  return undefined;
+  if (b.type !== 'image' && b.type !== 'document') return undefined;
+  const file = fileOf(b.source, b.type);
+  return file && { type: 'file', ...file };
 }
 
 function fileOf(
   source: z.infer<typeof mediaSource>,
   kind: 'image' | 'document',
-): { data: SharedV4FileData; mediaType: string } {
+): { data: SharedV4FileData; mediaType: string } | undefined {
+  if (source === undefined) return undefined;
   if (source.type === 'base64')
     return { data: { type: 'data', data: source.data }, mediaType: source.media_type };
+  if (source.type === 'text') {
+    return { data: { type: 'text', text: source.data }, mediaType: source.media_type ?? 'text/plain' };
+  }
   return {
     data: { type: 'url', url: new URL(source.url) },
     mediaType: kind === 'image' ? 'image' : 'application/pdf',
@@ -202,16 +214,18 @@ function toolOutput(b: z.infer<typeof toolResultBlock>): LanguageModelV4ToolResu
   if (!blocks.some((p) => p.type === 'image')) return { type: 'text', value: text };
   return {
     type: 'content',
-    value: blocks.map((p) =>
-      p.type === 'text'
-        ? { type: 'text' as const, text: p.text }
-        : { type: 'file' as const, ...fileOf(p.source, 'image') },
-    ),
+    value: blocks.flatMap((p): Extract<LanguageModelV4ToolResultOutput, { type: 'content' }>['value'] => {
+      if (p.type === 'text') return [{ type: 'text' as const, text: p.text }];
+      const file = fileOf(p.source, 'image');
+      return file ? [{ type: 'file' as const, ...file }] : [];
+    }),
   };
 }
 
-function toAssistantMessage(blocks: Block[], toolNames: Map<string, string>): LanguageModelV4Message {
-  const parts: Extract<LanguageModelV4Message, { role: 'assistant' }>['content'] = [];
+type AssistantMessage = Extract<LanguageModelV4Message, { role: 'assistant' }>;
+
+function toAssistantMessage(blocks: Block[], toolNames: Map<string, string>): AssistantMessage {
+  const parts: AssistantMessage['content'] = [];
   for (const b of blocks) {
     if (b.type === 'text') {
       if (b.text) parts.push({ type: 'text', text: b.text });
