@@ -99,9 +99,7 @@ export function createMessageEventEncoder(meta: MessageMeta) {
       out.push({ type: 'message_start', message: emptyMessage(meta) });
     }
     switch (part.type) {
-      case 'text-start':
-        out.push(start(`text:${part.id}`, { type: 'text', text: '' }));
-        break;
+      // Text and thinking blocks open at their first delta, so that none is sent empty.
       case 'text-delta':
         if (part.delta) {
           out.push(
@@ -114,12 +112,7 @@ export function createMessageEventEncoder(meta: MessageMeta) {
         break;
       case 'reasoning-start': {
         const redacted = anthropicMetadata(part.providerMetadata, 'redactedData');
-        out.push(
-          start(
-            `reasoning:${part.id}`,
-            redacted ? { type: 'redacted_thinking', data: redacted } : thinking(),
-          ),
-        );
+        if (redacted) out.push(start(`reasoning:${part.id}`, { type: 'redacted_thinking', data: redacted }));
         break;
       }
       case 'reasoning-delta': {
@@ -190,8 +183,10 @@ export function toAnthropicMessage(
 ): AnthropicMessage {
   const content: AnthropicContentBlock[] = [];
   for (const part of result.content) {
-    if (part.type === 'text') content.push({ type: 'text', text: part.text });
-    else if (part.type === 'reasoning') {
+    // No empty text block: Anthropic sends none, and refuses one sent back.
+    if (part.type === 'text') {
+      if (part.text) content.push({ type: 'text', text: part.text });
+    } else if (part.type === 'reasoning') {
       const redacted = anthropicMetadata(part.providerMetadata, 'redactedData');
       content.push(
         redacted
