@@ -1,3 +1,10 @@
+export type { AnthropicErrorBody } from './gateway/anthropic/anthropic-error.ts';
+export { anthropicError, anthropicErrorType } from './gateway/anthropic/anthropic-error.ts';
+export { handleAnthropicCountTokens, handleAnthropicMessages } from './gateway/anthropic/handle-messages.ts';
+export type { MessagesRequest } from './gateway/anthropic/messages-request.ts';
+export { messagesRequestSchema, toAnthropicCallOptions } from './gateway/anthropic/messages-request.ts';
+export type { AnthropicMessage, AnthropicStreamEvent } from './gateway/anthropic/messages-response.ts';
+export { createMessageEventEncoder, toAnthropicMessage } from './gateway/anthropic/messages-response.ts';
 export type { ChatRequest } from './gateway/chat-request.ts';
 export { chatRequestSchema, toCallOptions } from './gateway/chat-request.ts';
 export type { ChatCompletion, ChatCompletionChunk } from './gateway/chat-response.ts';

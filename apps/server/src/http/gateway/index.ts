@@ -1,6 +1,7 @@
 import type { Services } from '@paddock/core';
 import type { ModelRouter } from '@paddock/models';
 import type { FastifyInstance } from 'fastify';
+import { anthropicGatewayRoutes } from './anthropic.ts';
 import { openAIGatewayRoutes } from './openai.ts';
 
 /**
@@ -9,4 +10,5 @@ import { openAIGatewayRoutes } from './openai.ts';
  */
 export function gatewayRoutes(app: FastifyInstance, services: Services, router: ModelRouter): void {
   openAIGatewayRoutes(app, services, router);
+  anthropicGatewayRoutes(app, services, router);
 }
