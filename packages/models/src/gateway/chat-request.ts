@@ -7,6 +7,7 @@ import type {
 } from '@ai-sdk/provider';
 import { reasoningEfforts } from '@paddock/protocol';
 import { z } from 'zod';
+import { parseArguments } from './tool-arguments.ts';
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() });
 const content = z.union([z.string(), z.array(textPart)]);
@@ -137,15 +138,6 @@ function toAssistantMessage(
     });
   }
   return { role: 'assistant', content: parts };
-}
-
-// Models sometimes emit malformed arguments; pass them back as they were rather than reject the history.
-function parseArguments(args: string): unknown {
-  try {
-    return JSON.parse(args || '{}');
-  } catch {
-    return args;
-  }
 }
 
 function textOf(value: string | { text: string }[]): string {

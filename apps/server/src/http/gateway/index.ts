@@ -1,5 +1,6 @@
 import type { ModelRouter } from '@paddock/models';
 import type { FastifyInstance } from 'fastify';
+import { geminiGatewayRoutes } from './gemini.ts';
 import { openAIGatewayRoutes } from './openai.ts';
 
 /**
@@ -8,4 +9,5 @@ import { openAIGatewayRoutes } from './openai.ts';
  */
 export function gatewayRoutes(app: FastifyInstance, router: ModelRouter): void {
   openAIGatewayRoutes(app, router);
+  geminiGatewayRoutes(app, router);
 }

@@ -1,0 +1,149 @@
+import { PaddockError } from '@paddock/core';
+import { geminiError, geminiModel, handleGemini, type ModelRouter } from '@paddock/models';
+import { errorStatus } from '@paddock/protocol';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { rawBody } from '../openapi.ts';
+import { clientGone, gatewayAuth, requireGatewayCaller, sendGatewayAnswer } from './gateway-reply.ts';
+
+/**
+ * Gemini's dialect under `/v2/gateway/gemini/v1beta`, and under `/v2/gateway/gemini/v1` (the same
+ * routes, left out of the API document): Google's clients take `/v2/gateway/gemini` as their base
+ * URL and add their API version, `v1beta` for gemini-cli, `v1` for `@google/genai` 3.x. `models/*` routes a literal `:`
+ * (`{model}:generateContent`) and a model id holding `/` (`openai/gpt-4.1`, sent as it is or as
+ * `%2F`): the handler splits the method off at the last `:`. Every refusal on these routes,
+ * Paddock's own (401, 403) included, has Gemini's error body, so Gemini clients read it.
+ */
+export function geminiGatewayRoutes(app: FastifyInstance, router: ModelRouter): void {
+  void app.register(async (gemini) => {
+    gemini.setErrorHandler(geminiErrorHandler);
+    for (const [version, alias] of [
+      ['v1beta', false],
+      ['v1', true],
+    ] as const) {
+      const base = `/v2/gateway/gemini/${version}`;
+      const documented = <S extends object>(schema: S) => (alias ? { ...schema, hide: true } : schema);
+
+      gemini.post(
+        `${base}/models/*`,
+        { schema: documented(generateSchema), config: gatewayAuth },
+        async (request, reply) => {
+          requireGatewayCaller(request);
+          const { '*': modelPath } = request.params as ModelPath;
+          await sendGatewayAnswer(
+            reply,
+            await handleGemini(router, request.body, clientGone(reply), modelPath),
+          );
+        },
+      );
+
+      gemini.get(`${base}/models`, { schema: documented(listSchema), config: gatewayAuth }, async () => ({
+        models: router.list().map(geminiModel),
+      }));
+
+      gemini.get(
+        `${base}/models/*`,
+        { schema: documented(getSchema), config: gatewayAuth },
+        async (request, reply) => {
+          const { '*': modelId } = request.params as ModelPath;
+          if (router.resolve(modelId)) return geminiModel(modelId);
+          return reply.code(404).send(geminiError(404, `models/${modelId} is not found`));
+        },
+      );
+    }
+  });
+}
+
+/** Paddock's errors in Gemini's body: `{ error: { code, message, status } }`. */
+function geminiErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const send = (status: number, message: string) => reply.code(status).send(geminiError(status, message));
+  if (hasZodFastifySchemaValidationErrors(error)) return send(400, error.message);
+  const known: unknown = error;
+  if (known instanceof PaddockError) {
+    if (known.retryAfter !== undefined) void reply.header('Retry-After', String(known.retryAfter));
+    return send(errorStatus[known.code], known.message);
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return send(413, 'Request body is too large');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return send(415, 'Content-Type must be application/json');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return send(400, 'Body is not valid JSON');
+  }
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return send(error.statusCode, error.message);
+  }
+  request.log.error({ err: error }, 'unhandled error');
+  return send(500, 'Internal Server Error');
+}
+
+const errorBody = z.object({
+  error: z.object({ code: z.number(), message: z.string(), status: z.string() }),
+});
+const geminiErrorAnswer = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: errorBody } },
+});
+// Paddock's own refusals (a missing or invalid key, a forbidden credential, an unavailable
+// database) have Gemini's body on these routes too.
+const refusals = {
+  401: geminiErrorAnswer('No key, or not a valid one (`x-goog-api-key`, or a bearer token)'),
+  403: geminiErrorAnswer('A credential that may not call the model gateway (an agent key)'),
+  503: geminiErrorAnswer('Authorization is unavailable for now; a retry may succeed'),
+};
+
+/** What follows `models/` in the path. */
+type ModelPath = { '*': string };
+
+const generateSchema = {
+  operationId: 'geminiGenerateContent',
+  summary:
+    'A Gemini generateContent (`{model}:generateContent`), or its chunks as server-sent events (`{model}:streamGenerateContent?alt=sse`)',
+  params: z.object({
+    '*': z.string().meta({ description: '`{model}:generateContent` or `{model}:streamGenerateContent`' }),
+  }),
+  querystring: z.looseObject({ alt: z.string().optional() }),
+  response: {
+    200: rawBody(
+      'A GenerateContentResponse, or its chunks as server-sent events',
+      'application/json',
+      'text/event-stream',
+    ),
+    ...refusals,
+    400: geminiErrorAnswer('Not a valid request'),
+    404: geminiErrorAnswer('No such model, or a method the gateway does not serve'),
+    '4xx': geminiErrorAnswer("A call the model refused for good (422), or the model provider's own 4xx"),
+    502: geminiErrorAnswer('The model call failed; a retry may succeed'),
+  },
+} as const;
+
+const model = z.object({
+  name: z.string(),
+  displayName: z.string(),
+  supportedGenerationMethods: z.array(z.string()),
+});
+
+const listSchema = {
+  operationId: 'geminiListModels',
+  summary: 'The models the gateway serves, as Gemini lists them',
+  querystring: z.looseObject({ pageSize: z.string().optional(), pageToken: z.string().optional() }),
+  response: {
+    200: z.object({ models: z.array(model) }),
+    ...refusals,
+    400: geminiErrorAnswer('Not a valid request'),
+  },
+} as const;
+
+const getSchema = {
+  operationId: 'geminiGetModel',
+  summary: 'One model the gateway serves, as Gemini describes it',
+  params: z.object({ '*': z.string().meta({ description: 'The model id' }) }),
+  response: {
+    200: model,
+    ...refusals,
+    400: geminiErrorAnswer('Not a valid request'),
+    404: geminiErrorAnswer('No such model'),
+  },
+} as const;
