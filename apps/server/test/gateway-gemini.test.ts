@@ -14,9 +14,10 @@ describe.each(testDatabases())('the Gemini gateway on $name', (database) => {
   });
   afterAll(() => server.close());
 
-  // No retryOptions: the client makes each call once.
-  const client = (apiKey: string) =>
-    new GoogleGenAI({ apiKey, httpOptions: { baseUrl: `${server.url}/v2/gateway/gemini` } });
+  // No retryOptions: the client makes each call once. `@google/genai` 3.x calls API version v1;
+  // gemini-cli (an older client) calls v1beta, the version the gateway documents.
+  const client = (apiKey: string, apiVersion?: 'v1beta') =>
+    new GoogleGenAI({ apiKey, httpOptions: { baseUrl: `${server.url}/v2/gateway/gemini`, apiVersion } });
 
   /** The error a call raised, which must be the client's ApiError. */
   async function apiError(call: Promise<unknown>): Promise<ApiError> {
@@ -46,7 +47,8 @@ describe.each(testDatabases())('the Gemini gateway on $name', (database) => {
 
   it('streams generateContentStream as text deltas, the finish reason and usage last', async () => {
     const chunks = [];
-    for await (const chunk of await gemini.models.generateContentStream({
+    const v1beta = client(await adminTokenWith(server, ['publish']), 'v1beta');
+    for await (const chunk of await v1beta.models.generateContentStream({
       model: 'scripted',
       contents: 'stream these words please',
     })) {
@@ -155,14 +157,14 @@ describe.each(testDatabases())('the Gemini gateway on $name', (database) => {
     expect(streamFailed.status).toBe(422);
     expect(streamFailed.message).toContain('boom');
 
-    // A model id holding `/` reaches the router whole.
-    const unknown = await apiError(
-      gemini.models.generateContent({ model: 'anthropic/nope', contents: 'hi' }),
-    );
-    expect(unknown.status).toBe(404);
-    expect(JSON.parse(unknown.message)).toMatchObject({
-      error: { code: 404, status: 'NOT_FOUND', message: 'models/anthropic/nope is not found' },
-    });
+    // A model id holding `/` reaches the router whole, sent as it is or as `%2F`.
+    for (const id of ['anthropic/nope', 'anthropic%2Fnope']) {
+      const unknown = await apiError(gemini.models.generateContent({ model: id, contents: 'hi' }));
+      expect(unknown.status, id).toBe(404);
+      expect(JSON.parse(unknown.message), id).toEqual({
+        error: { code: 404, status: 'NOT_FOUND', message: 'models/anthropic/nope is not found' },
+      });
+    }
   });
 
   it("refuses a bad key with a 401 in Gemini's error body", async () => {

@@ -10,10 +10,12 @@ import { clientGone, gatewayAuth, requireGatewayCaller, sendGatewayAnswer } from
 /**
  * Gemini's dialect under `/v2/gateway/gemini/v1beta`, and under `/v2/gateway/gemini/v1` (the same
  * routes, left out of the API document): Google's clients take `/v2/gateway/gemini` as their base
- * URL and add their API version, `v1beta` for gemini-cli, `v1` for `@google/genai` 3.x. `models/*` routes a literal `:`
- * (`{model}:generateContent`) and a model id holding `/` (`openai/gpt-4.1`, sent as it is or as
- * `%2F`): the handler splits the method off at the last `:`. Every refusal on these routes,
- * Paddock's own (401, 403) included, has Gemini's error body, so Gemini clients read it.
+ * URL and add their API version, `v1beta` for gemini-cli, `v1` for `@google/genai` 3.x.
+ * `models/{model}` holds a literal `:` (`scripted:generateContent`), split off by the handler at the
+ * last `:`. A model id holding `/` is sent as `%2F` (`openai%2Fgpt-4.1`), or as it is, as Google's
+ * clients do (`models/openai/gpt-4.1:generateContent`): a `models/*` route, left out of the
+ * document, takes that. Every refusal on these routes, Paddock's own (401, 403) included, has
+ * Gemini's error body, so Gemini clients read it.
  */
 export function geminiGatewayRoutes(app: FastifyInstance, router: ModelRouter): void {
   void app.register(async (gemini) => {
@@ -23,36 +25,47 @@ export function geminiGatewayRoutes(app: FastifyInstance, router: ModelRouter): 
       ['v1', true],
     ] as const) {
       const base = `/v2/gateway/gemini/${version}`;
-      const documented = <S extends object>(schema: S) => (alias ? { ...schema, hide: true } : schema);
-
-      gemini.post(
-        `${base}/models/*`,
-        { schema: documented(generateSchema), config: gatewayAuth },
-        async (request, reply) => {
-          requireGatewayCaller(request);
-          const { '*': modelPath } = request.params as ModelPath;
-          await sendGatewayAnswer(
-            reply,
-            await handleGemini(router, request.body, clientGone(reply), modelPath),
-          );
-        },
-      );
-
-      gemini.get(`${base}/models`, { schema: documented(listSchema), config: gatewayAuth }, async () => ({
-        models: router.list().map(geminiModel),
-      }));
-
       gemini.get(
-        `${base}/models/*`,
-        { schema: documented(getSchema), config: gatewayAuth },
-        async (request, reply) => {
-          const { '*': modelId } = request.params as ModelPath;
-          if (router.resolve(modelId)) return geminiModel(modelId);
-          return reply.code(404).send(geminiError(404, `models/${modelId} is not found`));
-        },
+        `${base}/models`,
+        { schema: alias ? { ...listSchema, hide: true } : listSchema, config: gatewayAuth },
+        async () => ({ models: router.list().map(geminiModel) }),
       );
+
+      for (const [path, hidden] of [
+        [`${base}/models/:model`, alias],
+        [`${base}/models/*`, true],
+      ] as const) {
+        const documented = <S extends object>(schema: S) =>
+          path.endsWith('*')
+            ? { ...schema, params: anyModelPath, hide: true }
+            : hidden
+              ? { ...schema, hide: true }
+              : schema;
+        gemini.post(
+          path,
+          { schema: documented(generateSchema), config: gatewayAuth },
+          async (request, reply) => {
+            requireGatewayCaller(request);
+            const answer = await handleGemini(router, request.body, clientGone(reply), modelPath(request));
+            await sendGatewayAnswer(reply, answer);
+          },
+        );
+        gemini.get(path, { schema: documented(getSchema), config: gatewayAuth }, async (request, reply) => {
+          const id = modelPath(request);
+          if (router.resolve(id)) return geminiModel(id);
+          return reply.code(404).send(geminiError(404, `models/${id} is not found`));
+        });
+      }
     }
   });
+}
+
+const anyModelPath = z.object({ '*': z.string() });
+
+/** What follows `models/` in the path, decoded. */
+function modelPath(request: FastifyRequest): string {
+  const params = request.params as { model?: string; '*'?: string };
+  return params.model ?? params['*'] ?? '';
 }
 
 /** Paddock's errors in Gemini's body: `{ error: { code, message, status } }`. */
@@ -94,15 +107,15 @@ const refusals = {
   503: geminiErrorAnswer('Authorization is unavailable for now; a retry may succeed'),
 };
 
-/** What follows `models/` in the path. */
-type ModelPath = { '*': string };
-
 const generateSchema = {
   operationId: 'geminiGenerateContent',
   summary:
     'A Gemini generateContent (`{model}:generateContent`), or its chunks as server-sent events (`{model}:streamGenerateContent?alt=sse`)',
   params: z.object({
-    '*': z.string().meta({ description: '`{model}:generateContent` or `{model}:streamGenerateContent`' }),
+    model: z.string().meta({
+      description:
+        '`{model}:generateContent` or `{model}:streamGenerateContent`; a model id holding `/` as `%2F`',
+    }),
   }),
   querystring: z.looseObject({ alt: z.string().optional() }),
   response: {
@@ -139,7 +152,7 @@ const listSchema = {
 const getSchema = {
   operationId: 'geminiGetModel',
   summary: 'One model the gateway serves, as Gemini describes it',
-  params: z.object({ '*': z.string().meta({ description: 'The model id' }) }),
+  params: z.object({ model: z.string().meta({ description: 'The model id; one holding `/` as `%2F`' }) }),
   response: {
     200: model,
     ...refusals,
