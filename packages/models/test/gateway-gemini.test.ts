@@ -96,6 +96,8 @@ describe('the Gemini dialect', () => {
         maxOutputTokens: 64,
         stopSequences: ['END'],
         thinkingConfig: { thinkingBudget: 100 },
+        responseMimeType: 'application/json',
+        responseSchema: { type: 'OBJECT', properties: { ok: { type: 'BOOLEAN' } } },
       },
     });
     expect(answer.status).toBe(200);
@@ -152,7 +154,13 @@ describe('the Gemini dialect', () => {
       },
     ]);
     expect(call.toolChoice).toEqual({ type: 'tool', toolName: 'look' });
-    expect(call).toMatchObject({ temperature: 0.5, topP: 0.9, maxOutputTokens: 64, stopSequences: ['END'] });
+    expect(call).toMatchObject({
+      temperature: 0.5,
+      topP: 0.9,
+      maxOutputTokens: 64,
+      stopSequences: ['END'],
+      responseFormat: { type: 'json', schema: { type: 'object', properties: { ok: { type: 'boolean' } } } },
+    });
     // The scripted model quotes the results it was sent.
     expect(answer).toMatchObject({
       json: {

@@ -45,9 +45,12 @@ export const geminiRequestSchema = z.looseObject({
         .nullish(),
     })
     .nullish(),
-  // `thinkingConfig`, `responseSchema` and the rest are ignored.
+  // `thinkingConfig`, `candidateCount`, `responseModalities` and the rest are ignored.
   generationConfig: z
     .looseObject({
+      responseMimeType: z.string().nullish(),
+      responseSchema: jsonObject.nullish(),
+      responseJsonSchema: jsonObject.nullish(),
       temperature: z.number().nullish(),
       topP: z.number().nullish(),
       topK: z.number().int().nullish(),
@@ -78,8 +81,20 @@ export function toGeminiCallOptions(
     presencePenalty: config?.presencePenalty ?? undefined,
     frequencyPenalty: config?.frequencyPenalty ?? undefined,
     seed: config?.seed ?? undefined,
+    responseFormat: responseFormatOf(config),
     abortSignal,
   };
+}
+
+/** JSON mode: `responseJsonSchema` as it is, or `responseSchema` (Gemini's schema) normalized. */
+function responseFormatOf(
+  config: GeminiRequest['generationConfig'],
+): LanguageModelV4CallOptions['responseFormat'] {
+  if (config?.responseMimeType !== 'application/json') return undefined;
+  const schema =
+    (config.responseJsonSchema as LanguageModelV4FunctionTool['inputSchema'] | null | undefined) ??
+    (config.responseSchema ? geminiSchemaToJsonSchema(config.responseSchema) : undefined);
+  return { type: 'json', schema };
 }
 
 function toPrompt(request: GeminiRequest): LanguageModelV4Prompt {
