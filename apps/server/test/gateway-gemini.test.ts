@@ -2,7 +2,8 @@ import { ApiError, type Content, GoogleGenAI, Type } from '@google/genai';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminTokenWith } from './helpers.ts';
+import { createAgent } from './control-plane-helpers.ts';
+import { adminTokenWith, agentSpec, json } from './helpers.ts';
 
 /** Gemini's dialect of the model gateway, called by Google's own client (`@google/genai`). */
 describe.each(testDatabases())('the Gemini gateway on $name', (database) => {
@@ -167,7 +168,7 @@ describe.each(testDatabases())('the Gemini gateway on $name', (database) => {
     }
   });
 
-  it("refuses a bad key with a 401 in Gemini's error body", async () => {
+  it("refuses a bad key with a 401 and an agent key with a 403, in Gemini's error body", async () => {
     const refused = await apiError(
       client('pdk_pat_not_a_token').models.generateContent({ model: 'scripted', contents: 'hi' }),
     );
@@ -176,6 +177,20 @@ describe.each(testDatabases())('the Gemini gateway on $name', (database) => {
 
     const listed = await apiError(client('pdk_pat_not_a_token').models.list());
     expect(listed.status).toBe(401);
+
+    // An agent key may not call the gateway: a 403, in Gemini's body too.
+    const { agent_id } = await createAgent(server, agentSpec());
+    const key = await json<{ key: string }>(
+      await server.request('POST', `/v2/cli/agents/${agent_id}/keys`, { body: { name: 'gemini' } }),
+      201,
+    );
+    const forbidden = await apiError(
+      client(key.key).models.generateContent({ model: 'scripted', contents: 'hi' }),
+    );
+    expect(forbidden.status).toBe(403);
+    expect(JSON.parse(forbidden.message)).toMatchObject({
+      error: { code: 403, status: 'PERMISSION_DENIED' },
+    });
   });
 
   it('lists the models and describes one', async () => {

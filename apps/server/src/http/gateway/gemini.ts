@@ -35,12 +35,11 @@ export function geminiGatewayRoutes(app: FastifyInstance, router: ModelRouter): 
         [`${base}/models/:model`, alias],
         [`${base}/models/*`, true],
       ] as const) {
-        const documented = <S extends object>(schema: S) =>
-          path.endsWith('*')
-            ? { ...schema, params: anyModelPath, hide: true }
-            : hidden
-              ? { ...schema, hide: true }
-              : schema;
+        const documented = <S extends object>(schema: S) => ({
+          ...schema,
+          ...(path.endsWith('*') ? { params: anyModelPath } : {}),
+          ...(hidden ? { hide: true } : {}),
+        });
         gemini.post(
           path,
           { schema: documented(generateSchema), config: gatewayAuth },
