@@ -11,6 +11,13 @@ export type { ChatCompletion, ChatCompletionChunk } from './gateway/chat-respons
 export { createChunkEncoder, toChatCompletion } from './gateway/chat-response.ts';
 export type { GatewayAnswer, OpenedStream } from './gateway/gateway-answer.ts';
 export { openModelStream, sseFrame, streamParts } from './gateway/gateway-answer.ts';
+export type { GeminiErrorBody } from './gateway/gemini/gemini-error.ts';
+export { geminiError } from './gateway/gemini/gemini-error.ts';
+export type { GeminiRequest } from './gateway/gemini/gemini-request.ts';
+export { geminiRequestSchema, toGeminiCallOptions } from './gateway/gemini/gemini-request.ts';
+export type { GeminiResponse } from './gateway/gemini/gemini-response.ts';
+export { createGeminiChunkEncoder, toGeminiResponse } from './gateway/gemini/gemini-response.ts';
+export { geminiModel, handleGemini } from './gateway/gemini/handle-gemini.ts';
 export type { ChatCompletionsResponse } from './gateway/handle-chat-completions.ts';
 export { handleChatCompletions } from './gateway/handle-chat-completions.ts';
 export type { CallUsage } from './gateway/metered-router.ts';

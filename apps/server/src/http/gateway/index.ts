@@ -2,6 +2,7 @@ import type { Services } from '@paddock/core';
 import type { ModelRouter } from '@paddock/models';
 import type { FastifyInstance } from 'fastify';
 import { anthropicGatewayRoutes } from './anthropic.ts';
+import { geminiGatewayRoutes } from './gemini.ts';
 import { openAIGatewayRoutes } from './openai.ts';
 
 /**
@@ -11,4 +12,5 @@ import { openAIGatewayRoutes } from './openai.ts';
 export function gatewayRoutes(app: FastifyInstance, services: Services, router: ModelRouter): void {
   openAIGatewayRoutes(app, services, router);
   anthropicGatewayRoutes(app, services, router);
+  geminiGatewayRoutes(app, services, router);
 }
