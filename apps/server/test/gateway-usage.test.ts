@@ -93,6 +93,48 @@ describe.each(testDatabases())('model usage on $name', (database) => {
     await call(true);
     expect(await credits()).toBe(afterPlain + (afterPlain - before));
   });
+  it('counts the calls of every dialect, as each dialect reports them', async () => {
+    const post = async (path: string, body: unknown, headers: Record<string, string>) => {
+      const response = await fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
+      expect(response.status).toBe(200);
+      return (await response.json()) as Record<string, never>;
+    };
+    const calls: [string, () => Promise<number>][] = [
+      [
+        'anthropic',
+        async () => {
+          const answer = await post(
+            '/v2/gateway/anthropic/v1/messages',
+            { model: 'scripted', max_tokens: 100, messages: [{ role: 'user', content: 'hello anthropic' }] },
+            { 'x-api-key': server.token },
+          );
+          const usage = answer.usage as { input_tokens: number; output_tokens: number };
+          return usage.input_tokens + usage.output_tokens;
+        },
+      ],
+      [
+        'gemini',
+        async () => {
+          const answer = await post(
+            '/v2/gateway/gemini/v1beta/models/scripted:generateContent',
+            { contents: [{ role: 'user', parts: [{ text: 'hello gemini' }] }] },
+            { 'x-goog-api-key': server.token },
+          );
+          return (answer.usageMetadata as { totalTokenCount: number }).totalTokenCount;
+        },
+      ],
+    ];
+    for (const [dialect, call] of calls) {
+      const before = await credits();
+      const reported = await call();
+      expect(reported, dialect).toBeGreaterThan(0);
+      expect((await credits()) - before, dialect).toBe(reported);
+    }
+  });
 });
 
 describe.each(testDatabases())('migration 0018 on $name', (database) => {
