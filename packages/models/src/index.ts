@@ -7,6 +7,11 @@ export { openModelStream, sseFrame, streamParts } from './gateway/gateway-answer
 export type { ChatCompletionsResponse } from './gateway/handle-chat-completions.ts';
 export { handleChatCompletions } from './gateway/handle-chat-completions.ts';
 export { errorMessage, modelErrorStatus } from './gateway/model-error.ts';
+export { handleResponses } from './gateway/responses/handle-responses.ts';
+export type { ResponsesRequest } from './gateway/responses/responses-request.ts';
+export { responsesRequestSchema, toResponsesCallOptions } from './gateway/responses/responses-request.ts';
+export type { ResponseObject, ResponseStreamEvent } from './gateway/responses/responses-response.ts';
+export { createResponseEventEncoder, toResponseObject } from './gateway/responses/responses-response.ts';
 export { createEvalJudge } from './judge/eval-judge.ts';
 export type { ModelRouter, ModelRouterConfig } from './model-router.ts';
 export { createModelRouter } from './model-router.ts';

@@ -5,8 +5,8 @@ import type {
   LanguageModelV4Prompt,
   LanguageModelV4ToolChoice,
 } from '@ai-sdk/provider';
-import { reasoningEfforts } from '@paddock/protocol';
 import { z } from 'zod';
+import { parseArguments, reasoningOf } from './request-parts.ts';
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() });
 const content = z.union([z.string(), z.array(textPart)]);
@@ -85,12 +85,6 @@ export function toCallOptions(request: ChatRequest, abortSignal?: AbortSignal): 
   };
 }
 
-function reasoningOf(effort: string | null | undefined): LanguageModelV4CallOptions['reasoning'] {
-  return (reasoningEfforts as readonly string[]).includes(effort ?? '')
-    ? (effort as (typeof reasoningEfforts)[number])
-    : undefined;
-}
-
 function toPrompt(messages: ChatMessage[]): LanguageModelV4Prompt {
   const prompt: LanguageModelV4Prompt = [];
   // OpenAI tool messages carry only the call id; the AI SDK prompt also wants the tool name.
@@ -137,15 +131,6 @@ function toAssistantMessage(
     });
   }
   return { role: 'assistant', content: parts };
-}
-
-// Models sometimes emit malformed arguments; pass them back as they were rather than reject the history.
-function parseArguments(args: string): unknown {
-  try {
-    return JSON.parse(args || '{}');
-  } catch {
-    return args;
-  }
 }
 
 function textOf(value: string | { text: string }[]): string {
