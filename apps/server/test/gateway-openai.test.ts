@@ -1,11 +1,12 @@
 import { request as httpRequest } from 'node:http';
-import { mintToken } from '@paddock/core';
 import { handleResponses } from '@paddock/models';
+import { sumOrgModelTokens } from '@paddock/store';
 import { testDatabases } from '@paddock/testing';
 import { streamingModel } from '@paddock/testing/gateway';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import OpenAI, { type APIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminTokenWith } from './helpers.ts';
 
 const lookup = {
   name: 'lookup',
@@ -18,20 +19,10 @@ describe.each(testDatabases())(
   (database) => {
     let server: TestServer;
     let client: OpenAI;
+    let token: string;
     beforeAll(async () => {
       server = await startTestServer(database);
-      const db = server.paddock.services.store.db;
-      const admin = await db
-        .selectFrom('users')
-        .select('id')
-        .where('username', '=', 'admin')
-        .executeTakeFirstOrThrow();
-      const { token } = await mintToken(db, {
-        kind: 'pat',
-        userId: admin.id,
-        name: 'gateway',
-        scopes: ['publish'],
-      });
+      token = await adminTokenWith(server, ['publish']);
       client = openAIClient(token);
     });
     afterAll(() => server.close());
@@ -255,13 +246,35 @@ describe.each(testDatabases())(
         expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
       });
 
+      it('refuses a token without publish with a 403 the client reads', async () => {
+        const error = await openAIClient(await adminTokenWith(server, ['read']))
+          .responses.create({ model: 'scripted', input: 'hi' })
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(OpenAI.PermissionDeniedError);
+        expect((error as APIError).code).toBe('scope_denied');
+      });
+
+      it("counts each call's usage to the organization, streamed or not", async () => {
+        const db = server.paddock.services.store.db;
+        const { id: orgId } = await db.selectFrom('orgs').select('id').executeTakeFirstOrThrow();
+        const before = await sumOrgModelTokens(db, orgId);
+        const plain = await client.responses.create({ model: 'scripted', input: 'count these words please' });
+        const afterPlain = await sumOrgModelTokens(db, orgId);
+        expect(afterPlain - before).toBe(plain.usage!.total_tokens);
+        const streamed = await client.responses
+          .stream({ model: 'scripted', input: 'count these words please' })
+          .finalResponse();
+        expect(streamed.usage).toEqual(plain.usage);
+        expect(await sumOrgModelTokens(db, orgId)).toBe(afterPlain + plain.usage!.total_tokens);
+      });
+
       it('refuses a WebSocket upgrade at once, and a plain GET', async () => {
         const url = new URL(`${server.url}/v2/gateway/openai/v1/responses`);
         const answer = await new Promise<{ status: number; upgraded: boolean; body: string }>(
           (resolve, reject) => {
             const req = httpRequest(url, {
               headers: {
-                authorization: 'Bearer whatever',
+                authorization: `Bearer ${token}`,
                 connection: 'Upgrade',
                 upgrade: 'websocket',
                 'sec-websocket-version': '13',
@@ -287,7 +300,7 @@ describe.each(testDatabases())(
         expect(answer.status).toBe(426);
         expect(JSON.parse(answer.body).error.message).toContain('POST');
 
-        const plain = await fetch(url, { headers: { authorization: 'Bearer whatever' } });
+        const plain = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
         expect(plain.status).toBe(405);
       });
     });

@@ -19,6 +19,7 @@ export * from './code/code-capabilities.ts';
 export * from './code/run-code.ts';
 export * from './context.ts';
 export * from './credits/credit-gate.ts';
+export * from './credits/record-model-usage.ts';
 export * from './crypto/password.ts';
 export * from './crypto/secret-box.ts';
 export * from './crypto/tokens.ts';

@@ -64,10 +64,8 @@ describe('coding_alpha', () => {
     expect(types.indexOf('tool_call.end')).toBeLessThan(types.indexOf('assistant.message.chunk'));
     expect(types.lastIndexOf('assistant.message.chunk')).toBeLessThan(types.indexOf('assistant.message'));
 
-    const usage = ofType(turn.events, 'usage');
-    expect(usage).toHaveLength(2);
-    expect(usage[0].data).toMatchObject({ model: 'scripted', input_tokens: expect.any(Number) });
-    expect(usage[0].data.input_tokens).toBeGreaterThan(0);
+    // The gateway, not the harness, counts the model calls' usage (D16).
+    expect(ofType(turn.events, 'usage')).toHaveLength(0);
 
     expect(turn.lastAssistantText).toBe('shell exited 0:\nhi');
     expect(turn.messages.map((m) => m.role)).toEqual(['assistant', 'tool', 'assistant']);
@@ -276,7 +274,6 @@ describe('coding_alpha', () => {
     });
     expect(turn.stopReason).toBe('max_turns');
     expect(ofType(turn.events, 'tool_call.start')).toHaveLength(50);
-    expect(ofType(turn.events, 'usage')).toHaveLength(50);
   });
 });
 

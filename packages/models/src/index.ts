@@ -6,6 +6,8 @@ export type { GatewayAnswer, OpenedStream } from './gateway/gateway-answer.ts';
 export { openModelStream, sseFrame, streamParts } from './gateway/gateway-answer.ts';
 export type { ChatCompletionsResponse } from './gateway/handle-chat-completions.ts';
 export { handleChatCompletions } from './gateway/handle-chat-completions.ts';
+export type { CallUsage } from './gateway/metered-router.ts';
+export { meteredRouter } from './gateway/metered-router.ts';
 export { errorMessage, modelErrorStatus } from './gateway/model-error.ts';
 export { handleResponses } from './gateway/responses/handle-responses.ts';
 export type { ResponsesRequest } from './gateway/responses/responses-request.ts';

@@ -18,6 +18,7 @@ import type {
   TokensTable,
   UsersTable,
 } from './schema/identity.ts';
+import type { ModelUsageTable } from './schema/model-usage.ts';
 import type {
   OrchestrationEdgesTable,
   OrchestrationMembersTable,
@@ -35,6 +36,7 @@ import type {
 export type * from './schema/agents.ts';
 export type * from './schema/file-transfers.ts';
 export type * from './schema/identity.ts';
+export type * from './schema/model-usage.ts';
 export type * from './schema/orchestrations.ts';
 export type * from './schema/threads.ts';
 
@@ -68,4 +70,5 @@ export interface Database {
   orchestration_edges: OrchestrationEdgesTable;
   mcp_server_probes: McpServerProbesTable;
   mcp_oauth_tokens: McpOauthTokensTable;
+  model_usage: ModelUsageTable;
 }

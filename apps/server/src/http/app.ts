@@ -103,7 +103,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   uploadRoutes(app, options.services);
   await tusUploadRoutes(app, options.services, options.uploadDatastore);
   eventStreamRoutes(app, options.services, { keepaliveMs: options.keepaliveMs });
-  gatewayRoutes(app, options.models);
+  gatewayRoutes(app, options.services, options.models);
   await controlPlaneRoutes(app, options.services);
   if (options.runnerLink)
     await runnerLinkRoutes(app, {

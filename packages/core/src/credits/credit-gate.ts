@@ -15,11 +15,11 @@ export const unlimitedCredits: CreditGate = { admits: async () => true };
 
 /**
  * A budget of credits per organization; organizations without one are unlimited. A credit is one
- * model token (input plus output) recorded in the `usage` events of the organization's threads.
+ * model token (input plus output) of a model call the organization paid for (the gateway's ledger).
  * The sum is cached per organization for `cacheMs`, so a burst of reads costs one query.
  */
 export function budgetCreditGate(options: {
-  store: Pick<Store, 'db' | 'dialect'>;
+  store: Pick<Store, 'db'>;
   budgets: ReadonlyMap<string, number>;
   cacheMs?: number;
 }): CreditGate {
@@ -31,7 +31,7 @@ export function budgetCreditGate(options: {
       if (budget === undefined) return true;
       let cached = used.get(orgId);
       if (!cached || cached.until <= Date.now()) {
-        cached = { total: sumOrgModelTokens(store.db, store.dialect, orgId), until: Date.now() + cacheMs };
+        cached = { total: sumOrgModelTokens(store.db, orgId), until: Date.now() + cacheMs };
         used.set(orgId, cached);
         // A failed sum is not remembered: the next request asks again.
         const entry = cached;

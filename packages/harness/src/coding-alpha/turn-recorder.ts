@@ -131,14 +131,7 @@ export function createTurnRecorder(emit: (event: DraftEvent) => void, model: str
         case 'finish-step':
           finishedSteps += 1;
           lastFinishReason = part.finishReason;
-          emit({
-            type: 'usage',
-            data: {
-              input_tokens: part.usage.inputTokens ?? 0,
-              output_tokens: part.usage.outputTokens ?? 0,
-              model,
-            },
-          });
+          // No `usage` event: the gateway counts every model call to the thread (D16).
           finishStep();
           break;
         case 'error':

@@ -1,5 +1,6 @@
-import { type RawBuilder, sql } from 'kysely';
-import type { Db, Dialect } from '../store.ts';
+import type { Selectable } from 'kysely';
+import type { ModelUsageTable } from '../schema.ts';
+import type { Db } from '../store.ts';
 
 /** The organization an agent belongs to (through its team). */
 export async function findOrgIdOfAgent(db: Db, agentId: string): Promise<string | undefined> {
@@ -12,28 +13,53 @@ export async function findOrgIdOfAgent(db: Db, agentId: string): Promise<string 
   return row?.org_id;
 }
 
-/**
- * Model tokens (input plus output) recorded in the `usage` events of every thread whose agent
- * belongs to a team of the organization.
- */
-export async function sumOrgModelTokens(db: Db, dialect: Dialect, orgId: string): Promise<number> {
-  const tokens = (field: string): RawBuilder<number> =>
-    dialect === 'postgres'
-      ? sql`coalesce((events.data::jsonb ->> ${sql.lit(field)})::bigint, 0)`
-      : sql`coalesce(json_extract(events.data, ${sql.lit(`$.${field}`)}), 0)`;
+/** Where a model call made with a thread's token is counted: its organization and its running turn. */
+export async function findUsageTargetOfThread(
+  db: Db,
+  threadId: string,
+): Promise<{ orgId: string; turnId: string | null } | undefined> {
   const row = await db
-    .selectFrom('events')
-    .innerJoin('threads', 'threads.id', 'events.thread_id')
+    .selectFrom('threads')
     .innerJoin('agents', 'agents.id', 'threads.agent_id')
     .innerJoin('teams', 'teams.id', 'agents.team_id')
-    .select(
-      sql<string | number>`coalesce(sum(${tokens('input_tokens')} + ${tokens('output_tokens')}), 0)`.as(
-        'total',
-      ),
+    .leftJoin('turns', (join) =>
+      join.onRef('turns.thread_id', '=', 'threads.id').on('turns.status', '=', 'running'),
     )
-    .where('teams.org_id', '=', orgId)
-    .where('events.type', '=', 'usage')
+    .select(['teams.org_id', 'turns.id as turn_id'])
+    .where('threads.id', '=', threadId)
+    .executeTakeFirst();
+  return row && { orgId: row.org_id, turnId: row.turn_id };
+}
+
+export async function insertModelUsage(db: Db, row: Selectable<ModelUsageTable>): Promise<void> {
+  await db.insertInto('model_usage').values(row).execute();
+}
+
+/** Model tokens (input plus output) of every gateway call the organization paid for. */
+export async function sumOrgModelTokens(db: Db, orgId: string): Promise<number> {
+  const row = await db
+    .selectFrom('model_usage')
+    .select((eb) =>
+      eb.fn
+        .coalesce(eb.fn.sum<string | number>(eb('input_tokens', '+', eb.ref('output_tokens'))), eb.lit(0))
+        .as('total'),
+    )
+    .where('org_id', '=', orgId)
     .executeTakeFirstOrThrow();
-  // PostgreSQL answers a sum of bigints as a numeric string.
+  // PostgreSQL answers a sum of integers as a numeric string.
   return Number(row.total);
+}
+
+/** The organization a user's personal calls are counted to: their default team's (see `findDefaultTeamId`). */
+export async function findDefaultOrgId(db: Db, userId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('team_members')
+    .innerJoin('teams', 'teams.id', 'team_members.team_id')
+    .select('teams.org_id')
+    .where('team_members.user_id', '=', userId)
+    .orderBy('teams.created_at')
+    .orderBy('teams.id')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.org_id;
 }

@@ -1,16 +1,32 @@
 import { once } from 'node:events';
-import { PaddockError } from '@paddock/core';
-import type { GatewayAnswer } from '@paddock/models';
+import { PaddockError, recordModelUsage, type Services } from '@paddock/core';
+import { type GatewayAnswer, type ModelRouter, meteredRouter } from '@paddock/models';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RouteAuth } from '../auth.ts';
+import { ctxOf } from '../context.ts';
 
-/**
- * Who may call the gateway: any credential that may run turns (a thread's token, a personal token),
- * not an agent key.
- */
+/** Agent keys may not call the gateway: only a thread's token, a personal token or a login session. */
 export function requireGatewayCaller(request: FastifyRequest): void {
   if (request.actor.credential.binding.type === 'agent') {
     throw new PaddockError('forbidden', 'the model gateway takes thread tokens and personal access tokens');
   }
+}
+
+/**
+ * The router a request's model calls go through: each call's usage is counted to the caller's
+ * organization and thread (see `recordModelUsage`). A failure to count is logged; the answer goes on.
+ */
+export function meteredFor(
+  request: FastifyRequest,
+  services: Pick<Services, 'store' | 'log' | 'events'>,
+  router: Pick<ModelRouter, 'resolve'>,
+): Pick<ModelRouter, 'resolve'> {
+  const ctx = ctxOf(services, request);
+  return meteredRouter(router, (usage) =>
+    recordModelUsage(ctx, services, usage).catch((error: unknown) =>
+      request.log.error({ err: error, model: usage.model }, 'model usage not recorded'),
+    ),
+  );
 }
 
 /**
@@ -44,5 +60,10 @@ export async function sendGatewayAnswer(reply: FastifyReply, answer: GatewayAnsw
   reply.raw.end();
 }
 
-/** Every gateway route takes the token in whichever header its dialect's clients send it. */
-export const gatewayAuth = { auth: { keyHeaders: ['x-api-key', 'x-goog-api-key'] } } as const;
+/**
+ * Every gateway route needs a credential that may run turns (`publish`: a thread's token, a
+ * personal token with it) and takes it in whichever header its dialect's clients send it.
+ */
+export const gatewayAuth = {
+  auth: { scope: 'publish', keyHeaders: ['x-api-key', 'x-goog-api-key'] },
+} as const satisfies { auth: RouteAuth };

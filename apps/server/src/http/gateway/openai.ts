@@ -1,10 +1,16 @@
-import { PaddockError } from '@paddock/core';
+import { PaddockError, type Services } from '@paddock/core';
 import { handleChatCompletions, handleResponses, type ModelRouter } from '@paddock/models';
 import { errorStatus } from '@paddock/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { rawBody } from '../openapi.ts';
-import { clientGone, gatewayAuth, requireGatewayCaller, sendGatewayAnswer } from './gateway-reply.ts';
+import {
+  clientGone,
+  gatewayAuth,
+  meteredFor,
+  requireGatewayCaller,
+  sendGatewayAnswer,
+} from './gateway-reply.ts';
 
 /**
  * OpenAI's dialect under `/v2/gateway/openai/v1`, and under `/v2/gateway/v1` (its first path, kept
@@ -12,7 +18,7 @@ import { clientGone, gatewayAuth, requireGatewayCaller, sendGatewayAnswer } from
  * Its routes answer Paddock's own refusals (401, 403, 503) in OpenAI's error body too, so OpenAI
  * clients read them; other errors keep Paddock's body.
  */
-export function openAIGatewayRoutes(app: FastifyInstance, router: ModelRouter): void {
+export function openAIGatewayRoutes(app: FastifyInstance, services: Services, router: ModelRouter): void {
   void app.register(async (openai) => {
     openai.setErrorHandler((error, _request, reply) => {
       if (!(error instanceof PaddockError)) throw error;
@@ -32,9 +38,10 @@ export function openAIGatewayRoutes(app: FastifyInstance, router: ModelRouter): 
         { schema: documented(completionsSchema), config: gatewayAuth },
         async (request, reply) => {
           requireGatewayCaller(request);
+          const metered = meteredFor(request, services, router);
           await sendGatewayAnswer(
             reply,
-            await handleChatCompletions(router, request.body, clientGone(reply)),
+            await handleChatCompletions(metered, request.body, clientGone(reply)),
           );
         },
       );
@@ -44,15 +51,16 @@ export function openAIGatewayRoutes(app: FastifyInstance, router: ModelRouter): 
         { schema: documented(responsesSchema), config: gatewayAuth },
         async (request, reply) => {
           requireGatewayCaller(request);
-          await sendGatewayAnswer(reply, await handleResponses(router, request.body, clientGone(reply)));
+          const metered = meteredFor(request, services, router);
+          await sendGatewayAnswer(reply, await handleResponses(metered, request.body, clientGone(reply)));
         },
       );
 
-      // Codex tries Responses over a WebSocket first; refusing the upgrade at once (426, before any
-      // credential lookup) makes it fall back to HTTP. A plain GET is refused as well.
+      // Codex tries Responses over a WebSocket first; refusing the upgrade at once (426, no upgrade)
+      // makes it fall back to HTTP. A plain GET is refused as well (405).
       openai.get(
         `${base}/responses`,
-        { schema: documented(responsesGetSchema), config: { auth: false } },
+        { schema: documented(responsesGetSchema), config: gatewayAuth },
         async (request, reply) => {
           const upgrade = request.headers.upgrade?.toLowerCase() === 'websocket';
           const message = upgrade
@@ -94,7 +102,9 @@ const openAIError = (description: string) => ({
 /** Paddock's refusals on these routes, in OpenAI's body. */
 const refusals = {
   401: openAIError('No credential, or not a valid one (`missing_token`, `invalid_token`)'),
-  403: openAIError('A credential the gateway does not take: an agent key (`forbidden`)'),
+  403: openAIError(
+    'A credential the gateway does not take: an agent key (`forbidden`), a token without publish (`scope_denied`)',
+  ),
   503: openAIError('Authorization temporarily unavailable (`unavailable`); retry after Retry-After'),
 } as const;
 
@@ -138,6 +148,7 @@ const responsesGetSchema = {
   operationId: 'refuseResponsesSocket',
   summary: 'Refuses Responses over a WebSocket (426) and a plain GET (405), so clients use POST',
   response: {
+    ...refusals,
     405: openAIError('Not served: create a response with POST'),
     426: openAIError('WebSocket upgrade refused: use POST over HTTP'),
   },
@@ -151,7 +162,6 @@ const modelsSchema = {
       object: z.literal('list'),
       data: z.array(z.object({ id: z.string(), object: z.literal('model'), owned_by: z.string() })),
     }),
-    401: refusals[401],
-    503: refusals[503],
+    ...refusals,
   },
 } as const;

@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore, sumOrgModelTokens } from '@paddock/store';
+import { createPostgresDatabase, testDatabases } from '@paddock/testing';
+import { startTestServer, type TestServer } from '@paddock/testing/server';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminTokenWith, agentSpec, allEvents, json, settled } from './helpers.ts';
+
+// The gateway counts every model call (D16): to the thread whose token made it, as a `usage` event
+// of its running turn, and to the organization's credits, whoever the caller.
+describe.each(testDatabases())('model usage on $name', (database) => {
+  let server: TestServer;
+  let orgId: string;
+  beforeAll(async () => {
+    server = await startTestServer(database);
+    const row = await server.paddock.services.store.db
+      .selectFrom('orgs')
+      .select('id')
+      .executeTakeFirstOrThrow();
+    orgId = row.id;
+  });
+  afterAll(() => server.close());
+
+  const credits = () => sumOrgModelTokens(server.paddock.services.store.db, orgId);
+
+  it("counts a turn's model calls to its thread, inside the turn, and to the organization", async () => {
+    const before = await credits();
+    const created = await json<{ thread_id: string }>(
+      await server.request('POST', '/v2/threads', { body: { agent: agentSpec(), input: '::sh echo hi' } }),
+      201,
+    );
+    await settled(server, created.thread_id);
+    const events = await allEvents(server, created.thread_id);
+    const turnId = events.find((e) => e.type === 'turn.started')!.turn_id;
+    const usage = events.filter((e) => e.type === 'usage');
+    // One call for the tool call, one for the answer that quotes its result.
+    expect(usage).toHaveLength(2);
+    for (const event of usage) {
+      expect(event.turn_id).toBe(turnId);
+      expect(event.data).toMatchObject({ model: 'scripted' });
+      expect(event.data.input_tokens).toBeGreaterThan(0);
+      expect(event.data.output_tokens).toBeGreaterThan(0);
+    }
+    // Counted before the call ended, so before the turn's end.
+    expect(events.at(-1)!.type).toBe('idle');
+    const counted = usage.reduce(
+      (sum, e) => sum + Number(e.data.input_tokens) + Number(e.data.output_tokens),
+      0,
+    );
+    expect((await credits()) - before).toBe(counted);
+  });
+
+  it('takes a credential that may run turns, from whichever header the dialect sends', async () => {
+    const body = { model: 'scripted', messages: [{ role: 'user', content: 'hi' }] };
+    const readOnly = await adminTokenWith(server, ['read']);
+    const refused = await server.request('POST', '/v2/gateway/openai/v1/chat/completions', {
+      body,
+      token: readOnly,
+    });
+    expect(refused.status).toBe(403);
+    for (const header of ['x-api-key', 'x-goog-api-key']) {
+      const response = await fetch(`${server.url}/v2/gateway/openai/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [header]: server.token },
+        body: JSON.stringify(body),
+      });
+      expect(response.status).toBe(200);
+    }
+  });
+
+  it("counts a personal token's calls to the organization, streamed or not", async () => {
+    const before = await credits();
+    const call = async (stream: boolean) => {
+      const response = await server.request('POST', '/v2/gateway/openai/v1/chat/completions', {
+        body: {
+          model: 'scripted',
+          messages: [{ role: 'user', content: 'count these words please' }],
+          stream,
+          stream_options: stream ? { include_usage: true } : undefined,
+        },
+      });
+      expect(response.status).toBe(200);
+      return response.text();
+    };
+    const plain = JSON.parse(await call(false)) as {
+      usage: { prompt_tokens: number; completion_tokens: number };
+    };
+    const afterPlain = await credits();
+    expect(afterPlain - before).toBe(plain.usage.prompt_tokens + plain.usage.completion_tokens);
+    await call(true);
+    expect(await credits()).toBe(afterPlain + (afterPlain - before));
+  });
+});
+
+describe.each(testDatabases())('migration 0018 on $name', (database) => {
+  it("copies the usage threads' events recorded before the ledger into it", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'paddock-migrate-'));
+    const postgres =
+      database.name === 'postgres' ? await createPostgresDatabase(database.adminUrl) : undefined;
+    const open = () => openStore({ databaseUrl: postgres?.url, dataDir });
+    try {
+      const store = await open();
+      const { db } = store;
+      // Back to the schema before 0018, with a thread whose events recorded usage.
+      await db.schema.dropTable('model_usage').execute();
+      await sql`delete from kysely_migration where name = '0018-model-usage'`.execute(db);
+      const at = new Date().toISOString();
+      const id = randomUUID();
+      await sql`insert into users (id, username, created_at) values (${id}, 'u', ${at})`.execute(db);
+      await sql`insert into orgs (id, name, created_at) values (${id}, 'o', ${at})`.execute(db);
+      await sql`insert into teams (id, org_id, name, created_at) values (${id}, ${id}, 't', ${at})`.execute(
+        db,
+      );
+      await sql`insert into agents (id, team_id, owner_user_id, spec_hash, title, harness, machine_kind,
+          machine_size, mcp_servers, skills, created_at, updated_at)
+        values (${id}, ${id}, ${id}, 'h', 't', 'coding_alpha', 'sandbox_a', 'S', '[]', '[]', ${at}, ${at})`.execute(
+        db,
+      );
+      await sql`insert into threads (id, agent_id, team_id, owner_user_id, title, status, metadata, created_at, updated_at)
+        values (${id}, ${id}, ${id}, ${id}, 't', 'idle', '{}', ${at}, ${at})`.execute(db);
+      const usage = [
+        { input_tokens: 120, output_tokens: 7, model: 'scripted' },
+        { input_tokens: 30, output_tokens: 3, model: 'scripted' },
+      ];
+      for (const [index, data] of usage.entries()) {
+        await sql`insert into events (id, thread_id, seq, type, data, ts)
+          values (${randomUUID()}, ${id}, ${index + 1}, 'usage', ${JSON.stringify(data)}, ${at})`.execute(db);
+      }
+      await store.close();
+
+      const migrated = await open();
+      try {
+        expect(await sumOrgModelTokens(migrated.db, id)).toBe(160);
+      } finally {
+        await migrated.close();
+      }
+    } finally {
+      await postgres?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

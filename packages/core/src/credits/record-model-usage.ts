@@ -1,0 +1,47 @@
+import { newId, timestamp } from '@paddock/protocol';
+import { findDefaultOrgId, findUsageTargetOfThread, insertModelUsage } from '@paddock/store';
+import type { Ctx, Services } from '../context.ts';
+
+export interface ModelUsage {
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/**
+ * Counts one model call of the gateway, whatever its dialect: to the organization's credits (the
+ * ledger), and, when a thread's token made it, to the thread as a `usage` event of its running turn.
+ * A personal token's call is counted to the caller's default team's organization.
+ */
+export async function recordModelUsage(
+  ctx: Ctx,
+  services: Pick<Services, 'events'>,
+  usage: ModelUsage,
+): Promise<void> {
+  const binding = ctx.actor.credential.binding;
+  const threadId = binding.type === 'thread' ? binding.threadId : null;
+  const target = threadId
+    ? await findUsageTargetOfThread(ctx.store.db, threadId)
+    : { orgId: await findDefaultOrgId(ctx.store.db, ctx.actor.userId), turnId: null };
+  if (!target?.orgId) {
+    ctx.log.warn({ model: usage.model }, 'model usage not counted: the caller belongs to no organization');
+    return;
+  }
+  await insertModelUsage(ctx.store.db, {
+    id: newId(),
+    org_id: target.orgId,
+    thread_id: threadId,
+    model: usage.model,
+    input_tokens: usage.inputTokens,
+    output_tokens: usage.outputTokens,
+    created_at: timestamp(new Date(ctx.clock.now())),
+  });
+  if (threadId) {
+    await services.events.append(threadId, target.turnId, [
+      {
+        type: 'usage',
+        data: { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, model: usage.model },
+      },
+    ]);
+  }
+}
