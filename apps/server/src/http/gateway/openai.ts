@@ -57,10 +57,11 @@ export function openAIGatewayRoutes(app: FastifyInstance, services: Services, ro
       );
 
       // Codex tries Responses over a WebSocket first; refusing the upgrade at once (426, no upgrade)
-      // makes it fall back to HTTP. A plain GET is refused as well (405).
+      // makes it fall back to HTTP. A plain GET is refused as well (405). Not an operation, so left
+      // out of the API document.
       openai.get(
         `${base}/responses`,
-        { schema: documented(responsesGetSchema), config: gatewayAuth },
+        { schema: { hide: true }, config: gatewayAuth },
         async (request, reply) => {
           const upgrade = request.headers.upgrade?.toLowerCase() === 'websocket';
           const message = upgrade
@@ -141,16 +142,6 @@ const responsesSchema = {
       "Refused: not a valid request or a previous_response_id (400), no such model (404), a call the model refused for good (422), or the model provider's own 4xx",
     ),
     502: openAIError('The model call failed; a retry may succeed'),
-  },
-} as const;
-
-const responsesGetSchema = {
-  operationId: 'refuseResponsesSocket',
-  summary: 'Refuses Responses over a WebSocket (426) and a plain GET (405), so clients use POST',
-  response: {
-    ...refusals,
-    405: openAIError('Not served: create a response with POST'),
-    426: openAIError('WebSocket upgrade refused: use POST over HTTP'),
   },
 } as const;
 
