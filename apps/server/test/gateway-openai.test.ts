@@ -1,5 +1,5 @@
 import { request as httpRequest } from 'node:http';
-import { handleResponses } from '@paddock/models';
+import { handleResponses, responsesRequestSchema, toResponsesCallOptions } from '@paddock/models';
 import { sumOrgModelTokens } from '@paddock/store';
 import { testDatabases } from '@paddock/testing';
 import { streamingModel } from '@paddock/testing/gateway';
@@ -7,6 +7,9 @@ import { startTestServer, type TestServer } from '@paddock/testing/server';
 import OpenAI, { type APIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminTokenWith } from './helpers.ts';
+
+// Fields Codex sends that the openai client's types do not know.
+const codexOnly = { client_metadata: { originator: 'codex_exec' } };
 
 const lookup = {
   name: 'lookup',
@@ -203,8 +206,31 @@ describe.each(testDatabases())(
                 role: 'developer',
                 content: [{ type: 'input_text', text: 'You know the pelican.' }],
               },
-              { type: 'message', role: 'user', content: [{ type: 'input_text', text: '::seen pelican' }] },
+              { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'look' }] },
+              {
+                type: 'reasoning',
+                id: 'rs_1',
+                summary: [{ type: 'summary_text', text: 'Thinking about birds.' }],
+                encrypted_content: 'opaque',
+              },
+              {
+                type: 'message',
+                role: 'assistant',
+                id: 'msg_1',
+                status: 'completed',
+                content: [{ type: 'output_text', text: 'Looked.', annotations: [] }],
+              },
+              { type: 'item_reference', id: 'msg_elsewhere' },
+              {
+                type: 'message',
+                role: 'user',
+                content: [
+                  { type: 'input_text', text: '::seen pelican' },
+                  { type: 'input_image', detail: 'auto', image_url: 'data:image/png;base64,iVBORw0KGgo=' },
+                ],
+              },
             ],
+            ...codexOnly,
             store: false,
             include: ['reasoning.encrypted_content'],
             prompt_cache_key: 'thread-1',
@@ -218,6 +244,22 @@ describe.each(testDatabases())(
           { headers: { 'x-codex-turn-metadata': '{"turn_id":"t1"}' } },
         );
         expect(response.output_text).toBe('seen: yes');
+      });
+
+      it('answers a request it cannot serve with a 400 or a 404 the client reads', async () => {
+        const invalid = await client.responses
+          .create({
+            model: 'scripted',
+            input: [{ type: 'function_call_output', output: 'no call id' }],
+          } as never)
+          .catch((e: unknown) => e);
+        expect(invalid).toBeInstanceOf(OpenAI.BadRequestError);
+        expect((invalid as APIError).code).toBe('invalid_request');
+        const unknown = await client.responses
+          .create({ model: 'nonesuch', input: 'hi' })
+          .catch((e: unknown) => e);
+        expect(unknown).toBeInstanceOf(OpenAI.NotFoundError);
+        expect((unknown as APIError).code).toBe('model_not_found');
       });
 
       it('refuses previous_response_id, since nothing is stored', async () => {
@@ -307,21 +349,19 @@ describe.each(testDatabases())(
   },
 );
 
-describe('the Responses stream of a model that fails mid-answer', () => {
-  it('ends with response.failed, which the openai client reads, the partial output kept', async () => {
-    const broken = streamingModel('broken-midway', () => [
-      { type: 'text-start', id: 't' },
-      { type: 'text-delta', id: 't', delta: 'partial ' },
-      { type: 'error', error: new Error('upstream hung up') },
-    ]);
-    // The handler's frames go straight to the client, as the route writes them.
-    const client = new OpenAI({
+// Upstream models the scripted one cannot stand for (reasoning, a failure mid-answer, a cut-off
+// answer), behind the real handler; its frames go straight to the openai client, as the route
+// writes them.
+describe('Responses streams of other upstream models, read by the openai client', () => {
+  const clientOf = (parts: () => unknown[]) => {
+    const model = streamingModel('upstream', parts);
+    return new OpenAI({
       apiKey: 'unused',
       baseURL: 'http://gateway.test/v1',
       maxRetries: 0,
       fetch: async (_url, init) => {
         const answer = await handleResponses(
-          { resolve: () => broken },
+          { resolve: () => model },
           JSON.parse(String(init?.body)),
           new AbortController().signal,
         );
@@ -337,7 +377,72 @@ describe('the Responses stream of a model that fails mid-answer', () => {
         return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
       },
     });
-    const stream = client.responses.stream({ model: 'broken-midway', input: 'hi' });
+  };
+  const usage = {
+    inputTokens: { total: 10, noCache: 8, cacheRead: 2, cacheWrite: 0 },
+    outputTokens: { total: 7, text: 4, reasoning: 3 },
+  };
+
+  it('streams reasoning, text and a call sent whole, as output items in order', async () => {
+    const stream = clientOf(() => [
+      { type: 'reasoning-start', id: 'r' },
+      { type: 'reasoning-delta', id: 'r', delta: 'Let me ' },
+      { type: 'reasoning-delta', id: 'r', delta: 'think.' },
+      { type: 'reasoning-end', id: 'r' },
+      { type: 'text-start', id: 't' },
+      { type: 'text-delta', id: 't', delta: 'Looking it up.' },
+      { type: 'text-end', id: 't' },
+      { type: 'tool-call', toolCallId: 'call_1', toolName: 'lookup', input: '{"q":"gull"}' },
+      { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage },
+    ]).responses.stream({ model: 'upstream', input: 'hi' });
+    const reasoning: string[] = [];
+    stream.on('response.reasoning_text.delta', (event) => reasoning.push(event.delta));
+    const response = await stream.finalResponse();
+    expect(reasoning).toEqual(['Let me ', 'think.']);
+    expect(response.status).toBe('completed');
+    expect(response.output.map((item) => item.type)).toEqual(['reasoning', 'message', 'function_call']);
+    expect(response.output[0]).toMatchObject({
+      content: [{ type: 'reasoning_text', text: 'Let me think.' }],
+    });
+    expect(response.output_text).toBe('Looking it up.');
+    expect(response.output[2]).toMatchObject({
+      call_id: 'call_1',
+      name: 'lookup',
+      arguments: '{"q":"gull"}',
+    });
+    expect(response.usage).toEqual({
+      input_tokens: 10,
+      input_tokens_details: { cached_tokens: 2 },
+      output_tokens: 7,
+      output_tokens_details: { reasoning_tokens: 3 },
+      total_tokens: 17,
+    });
+  });
+
+  it('ends an answer cut at max_output_tokens with response.incomplete', async () => {
+    const stream = clientOf(() => [
+      { type: 'text-start', id: 't' },
+      { type: 'text-delta', id: 't', delta: 'Once upon' },
+      { type: 'text-end', id: 't' },
+      { type: 'finish', finishReason: { unified: 'length', raw: 'length' }, usage },
+    ]).responses.stream({ model: 'upstream', input: 'hi', max_output_tokens: 2 });
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type);
+    const response = await stream.finalResponse();
+    expect(types.at(-1)).toBe('response.incomplete');
+    expect(response).toMatchObject({
+      status: 'incomplete',
+      incomplete_details: { reason: 'max_output_tokens' },
+    });
+    expect(response.output_text).toBe('Once upon');
+  });
+
+  it('ends an answer that fails midway with response.failed, the partial output kept', async () => {
+    const stream = clientOf(() => [
+      { type: 'text-start', id: 't' },
+      { type: 'text-delta', id: 't', delta: 'partial ' },
+      { type: 'error', error: new Error('upstream hung up') },
+    ]).responses.stream({ model: 'upstream', input: 'hi' });
     const types: string[] = [];
     for await (const event of stream) types.push(event.type);
     const response = await stream.finalResponse();
@@ -346,5 +451,94 @@ describe('the Responses stream of a model that fails mid-answer', () => {
     expect(response.status).toBe('failed');
     expect(response.error?.message).toBe('upstream hung up');
     expect(response.output_text).toBe('partial ');
+  });
+});
+
+describe('a Responses body as the model sees it', () => {
+  it('translates instructions, every item kind, tools and settings into AI SDK call options', () => {
+    const body = {
+      model: 'scripted',
+      instructions: 'Be brief.',
+      input: [
+        { role: 'developer', content: 'Use tools.' },
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'What is in ' },
+            { type: 'input_text', text: 'this picture?' },
+            { type: 'input_image', detail: 'auto', image_url: 'data:image/png;base64,iVBORw0KGgo=' },
+          ],
+        },
+        { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'A bird?' }] },
+        { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Let me look.' }] },
+        { type: 'function_call', call_id: 'c1', name: 'lookup', arguments: '{"q":"gull"}' },
+        { type: 'function_call', call_id: 'c2', name: 'lookup', arguments: 'not json' },
+        { type: 'function_call_output', call_id: 'c1', output: 'a sea bird' },
+        { type: 'function_call_output', call_id: 'c2', output: [{ type: 'input_text', text: 'no idea' }] },
+        { type: 'local_shell_call', id: 'ls_1', call_id: 'c3', action: {} },
+      ],
+      tools: [{ type: 'function', ...lookup, strict: true }, { type: 'web_search' }],
+      tool_choice: { type: 'function', name: 'lookup' },
+      max_output_tokens: 100,
+      temperature: 0.2,
+      top_p: 0.9,
+      reasoning: { effort: 'high', summary: 'auto' },
+      store: false,
+    };
+    const options = toResponsesCallOptions(responsesRequestSchema.parse(body));
+    expect(options.prompt).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'system', content: 'Use tools.' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'What is in ' },
+          { type: 'text', text: 'this picture?' },
+          { type: 'file', mediaType: 'image/png', data: { type: 'data', data: 'iVBORw0KGgo=' } },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'reasoning', text: 'A bird?' },
+          { type: 'text', text: 'Let me look.' },
+          { type: 'tool-call', toolCallId: 'c1', toolName: 'lookup', input: { q: 'gull' } },
+          { type: 'tool-call', toolCallId: 'c2', toolName: 'lookup', input: 'not json' },
+        ],
+      },
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: 'c1',
+            toolName: 'lookup',
+            output: { type: 'text', value: 'a sea bird' },
+          },
+          {
+            type: 'tool-result',
+            toolCallId: 'c2',
+            toolName: 'lookup',
+            output: { type: 'text', value: 'no idea' },
+          },
+        ],
+      },
+    ]);
+    expect(options.tools).toEqual([
+      {
+        type: 'function',
+        name: 'lookup',
+        description: lookup.description,
+        inputSchema: lookup.parameters,
+        strict: true,
+      },
+    ]);
+    expect(options).toMatchObject({
+      toolChoice: { type: 'tool', toolName: 'lookup' },
+      maxOutputTokens: 100,
+      temperature: 0.2,
+      topP: 0.9,
+      reasoning: 'high',
+    });
   });
 });

@@ -8,8 +8,13 @@ import type {
 import { z } from 'zod';
 import { parseArguments, reasoningOf } from '../request-parts.ts';
 
-// Text parts of every kind a message or a tool output carries; other parts (images, files) are skipped.
-const contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
+// Parts of every kind a message or a tool output carries: text is read, a user's images too; other
+// parts (files, audio) are skipped.
+const contentPart = z.looseObject({
+  type: z.string(),
+  text: z.string().optional(),
+  image_url: z.string().nullish(),
+});
 const content = z.union([z.string(), z.array(contentPart)]);
 
 const messageItem = z.looseObject({
@@ -154,11 +159,30 @@ function toPrompt(request: ResponsesRequest): LanguageModelV4Prompt {
       const text = textOf(entry.content);
       if (entry.role === 'system' || entry.role === 'developer')
         prompt.push({ role: 'system', content: text });
-      else if (entry.role === 'user') prompt.push({ role: 'user', content: [{ type: 'text', text }] });
+      else if (entry.role === 'user') prompt.push({ role: 'user', content: userContent(entry.content) });
       else if (text) assistantContent().push({ type: 'text', text });
     }
   }
   return prompt;
+}
+
+type UserContent = Extract<LanguageModelV4Message, { role: 'user' }>['content'];
+
+function userContent(value: z.infer<typeof content>): UserContent {
+  if (typeof value === 'string') return [{ type: 'text', text: value }];
+  return value.flatMap((part): UserContent => {
+    if (part.text !== undefined) return [{ type: 'text', text: part.text }];
+    if (part.type === 'input_image' && part.image_url) return imagePart(part.image_url);
+    return [];
+  });
+}
+
+// An image as a data URL (what Codex sends) or a link; one that is neither is skipped.
+function imagePart(imageUrl: string): UserContent {
+  const inline = /^data:([^;,]+);base64,(.*)$/s.exec(imageUrl);
+  if (inline) return [{ type: 'file', mediaType: inline[1]!, data: { type: 'data', data: inline[2]! } }];
+  if (!URL.canParse(imageUrl)) return [];
+  return [{ type: 'file', mediaType: 'image', data: { type: 'url', url: new URL(imageUrl) } }];
 }
 
 function textOf(value: z.infer<typeof content>): string {
