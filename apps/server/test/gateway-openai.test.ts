@@ -452,6 +452,16 @@ describe('Responses streams of other upstream models, read by the openai client'
     expect(response.error?.message).toBe('upstream hung up');
     expect(response.output_text).toBe('partial ');
   });
+
+  it('ends with response.failed when the upstream stream stops without finishing', async () => {
+    const stream = clientOf(() => [
+      { type: 'text-start', id: 't' },
+      { type: 'text-delta', id: 't', delta: 'cut' },
+    ]).responses.stream({ model: 'upstream', input: 'hi' });
+    const response = await stream.finalResponse();
+    expect(response.status).toBe('failed');
+    expect(response.error?.message).toBe('the model stream ended before the answer finished');
+  });
 });
 
 describe('a Responses body as the model sees it', () => {

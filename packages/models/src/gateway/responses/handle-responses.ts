@@ -89,12 +89,23 @@ function responseMeta(request: ResponsesRequest): ResponseMeta {
   };
 }
 
+const terminalEvents = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+
 async function* sseFrames(
   parts: AsyncIterable<LanguageModelV4StreamPart>,
   encode: (part: LanguageModelV4StreamPart) => ResponseStreamEvent[],
 ): AsyncGenerator<string> {
+  let ended = false;
   for await (const part of parts) {
-    for (const event of encode(part)) yield sseFrame(event, event.type);
-    if (part.type === 'error') return;
+    for (const event of encode(part)) {
+      ended ||= terminalEvents.has(event.type);
+      yield sseFrame(event, event.type);
+    }
+    if (ended) return;
+  }
+  // Clients wait for a terminal event: a model stream that stops without finishing has failed.
+  if (!ended) {
+    const error = new Error('the model stream ended before the answer finished');
+    for (const event of encode({ type: 'error', error })) yield sseFrame(event, event.type);
   }
 }
