@@ -255,6 +255,10 @@ describe.each(testDatabases())(
           .catch((e: unknown) => e);
         expect(invalid).toBeInstanceOf(OpenAI.BadRequestError);
         expect((invalid as APIError).code).toBe('invalid_request');
+        const nameless = await client.responses
+          .create({ model: 'scripted', input: 'hi', tools: [{ type: 'function', parameters: {} }] } as never)
+          .catch((e: unknown) => e);
+        expect(nameless).toBeInstanceOf(OpenAI.BadRequestError);
         const unknown = await client.responses
           .create({ model: 'nonesuch', input: 'hi' })
           .catch((e: unknown) => e);

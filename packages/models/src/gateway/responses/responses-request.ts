@@ -54,13 +54,14 @@ const functionTool = z.looseObject({
   strict: z.boolean().nullish(),
 });
 // Tools of other types (web search, custom, built-ins) are not offered to the model.
-const tool = z.union([functionTool, z.looseObject({ type: z.string() }).transform(() => null)]);
+const notFunction = z.string().refine((type) => type !== 'function');
+const tool = z.union([functionTool, z.looseObject({ type: notFunction }).transform(() => null)]);
 
 const toolChoice = z.union([
   z.enum(['none', 'auto', 'required']),
   z.looseObject({ type: z.literal('function'), name: z.string() }),
   // Other choices (built-in tools, allowed_tools) leave the choice to the model.
-  z.looseObject({ type: z.string() }).transform(() => null),
+  z.looseObject({ type: notFunction }).transform(() => null),
 ]);
 
 /**
