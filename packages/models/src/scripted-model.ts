@@ -69,7 +69,12 @@ async function answerPrompt(options: LanguageModelV4CallOptions): Promise<Answer
   }
   const script = parseScript(newestUserText(prompt), {
     earlier: textBeforeNewestUser(prompt),
-    offered: options.tools?.map((offered) => offered.name) ?? [],
+    offered:
+      options.tools?.map((offered) =>
+        offered.type === 'function'
+          ? { name: offered.name, inputSchema: offered.inputSchema }
+          : { name: offered.name },
+      ) ?? [],
   });
   if (script.sleepMs > 0) await abortableSleep(script.sleepMs, abortSignal);
   if (script.error) {

@@ -167,6 +167,20 @@ describe('gateway wire format', () => {
     const res = await post({
       model: 'scripted',
       messages: [{ role: 'user', content: '::sh ls -la' }],
+      // Claude Code's shell tool: the call is shaped to its schema, required description included.
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'Bash',
+            parameters: {
+              type: 'object',
+              properties: { command: { type: 'string' }, description: { type: 'string' } },
+              required: ['command', 'description'],
+            },
+          },
+        },
+      ],
       stream: true,
     });
     const chunks = (await res.text())
@@ -174,9 +188,9 @@ describe('gateway wire format', () => {
       .filter((f) => f.startsWith('data: {'))
       .map((f) => JSON.parse(f.slice(6)));
     const deltas = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
-    expect(deltas[0]).toMatchObject({ index: 0, type: 'function', function: { name: 'shell' } });
+    expect(deltas[0]).toMatchObject({ index: 0, type: 'function', function: { name: 'Bash' } });
     expect(deltas.map((d: { function: { arguments: string } }) => d.function.arguments).join('')).toBe(
-      '{"command":"ls -la"}',
+      '{"command":"ls -la","description":"run by the scripted model"}',
     );
     expect(chunks.at(-1).choices[0].finish_reason).toBe('tool_calls');
   });

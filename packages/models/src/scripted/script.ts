@@ -1,3 +1,5 @@
+import { type OfferedTool, type ShapedCall, shellCall, writeCall } from './tool-shapes.ts';
+
 /** What the scripted model was asked to do by one user message (D8). */
 export interface Script {
   sleepMs: number;
@@ -18,8 +20,8 @@ const verdicts = new Set(['pass', 'fail']);
 export interface ScriptContext {
   /** The text of the prompt before the message (system text and tool results included): `::expect` and `::seen` look in it. */
   earlier?: string;
-  /** The names of the tools the call offered: `::call` calls only one of these. */
-  offered?: string[];
+  /** The tools the call offered: `::call` calls only one of these; `::sh` and `::write` pick theirs. */
+  offered?: OfferedTool[];
 }
 
 export function parseScript(message: string, { earlier = '', offered = [] }: ScriptContext = {}): Script {
@@ -30,14 +32,14 @@ export function parseScript(message: string, { earlier = '', offered = [] }: Scr
     const line = lines[i].trim();
     const [directive, rest] = splitDirective(line);
     if (directive === '::sh' && rest) {
-      script.toolCalls.push({ toolName: 'shell', input: { command: rest } });
+      addCall(script, shellCall(rest, offered));
     } else if (directive === '::write' && rest) {
       const body: string[] = [];
       // Keep the body's own indentation: only the directive lines are trimmed.
       while (i + 1 < lines.length && lines[i + 1].trim() !== '::end') body.push(lines[++i]);
       i++;
       const content = body.length > 0 ? `${body.join('\n')}\n` : '';
-      script.toolCalls.push({ toolName: 'write', input: { path: rest, content } });
+      addCall(script, writeCall(rest, content, offered));
     } else if (directive === '::sleep' && /^\d+$/.test(rest)) {
       script.sleepMs += Number(rest);
     } else if (directive === '::error') {
@@ -63,9 +65,7 @@ export function parseScript(message: string, { earlier = '', offered = [] }: Scr
     } else if (directive === '::seen' && rest) {
       script.replies.push(`seen: ${earlier.includes(rest) ? 'yes' : 'no'}`);
     } else if (directive === '::call' && rest) {
-      const call = parseCall(rest, offered);
-      if (typeof call === 'string') script.replies.push(call);
-      else script.toolCalls.push(call);
+      addCall(script, parseCall(rest, offered));
     } else if (directive === '::options') {
       script.reportOptions = true;
     } else if (line) {
@@ -76,15 +76,21 @@ export function parseScript(message: string, { earlier = '', offered = [] }: Scr
   return script;
 }
 
+/** A call the script makes, or, where it cannot be made, the reason in words. */
+function addCall(script: Script, call: ShapedCall | string): void {
+  if (typeof call === 'string') script.replies.push(call);
+  else script.toolCalls.push(call);
+}
+
 /**
  * `::call <tool> <json arguments>`: the call, or why it cannot be made. A script naming a tool the
  * harness did not offer, or with arguments that are not a JSON object, is answered in words rather
  * than failing the model call, so a test sees the reason in the turn's answer.
  */
-function parseCall(rest: string, offered: string[]): Script['toolCalls'][number] | string {
+function parseCall(rest: string, offered: OfferedTool[]): ShapedCall | string {
   const [, toolName, json] = /^(\S+)\s*(.*)$/.exec(rest) ?? ['', rest, ''];
-  if (!offered.includes(toolName)) {
-    return `::call ${toolName}: no such tool was offered (offered: ${offered.join(', ') || 'none'})`;
+  if (!offered.some((tool) => tool.name === toolName)) {
+    return `::call ${toolName}: no such tool was offered (offered: ${offered.map((t) => t.name).join(', ') || 'none'})`;
   }
   let input: unknown;
   try {

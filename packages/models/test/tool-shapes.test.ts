@@ -1,0 +1,105 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { type OfferedTool, shellCall, writeCall } from '../src/scripted/tool-shapes.ts';
+
+const object = (properties: Record<string, unknown>, required: string[] = []) => ({
+  type: 'object' as const,
+  properties: properties as never,
+  required,
+});
+const str = { type: 'string' as const };
+
+// The shell and write tools as the coding agents declare them (their names and schemas' shapes).
+const claude: OfferedTool[] = [
+  {
+    name: 'Bash',
+    inputSchema: object({ command: str, description: str, timeout: { type: 'number' } }, ['command']),
+  },
+  { name: 'Write', inputSchema: object({ file_path: str, content: str }, ['file_path', 'content']) },
+];
+const codex: OfferedTool[] = [
+  {
+    name: 'shell',
+    inputSchema: object({ command: { type: 'array', items: str }, workdir: str }, ['command']),
+  },
+  { name: 'apply_patch', inputSchema: object({ input: str }, ['input']) },
+];
+const codexExec: OfferedTool[] = [
+  { name: 'exec_command', inputSchema: object({ cmd: str, workdir: str }, ['cmd']) },
+];
+const gemini: OfferedTool[] = [
+  {
+    name: 'run_shell_command',
+    inputSchema: object({ command: str, description: str, directory: str }, ['command']),
+  },
+  { name: 'write_file', inputSchema: object({ file_path: str, content: str }, ['file_path', 'content']) },
+];
+const opencode: OfferedTool[] = [
+  {
+    name: 'bash',
+    inputSchema: object({ command: str, description: str, timeout: { type: 'number' } }, [
+      'command',
+      'description',
+    ]),
+  },
+  { name: 'write', inputSchema: object({ filePath: str, content: str }, ['filePath', 'content']) },
+];
+
+describe('::sh shaped to the offered shell tool', () => {
+  it.each([
+    ['Claude Code', claude, { toolName: 'Bash', input: { command: 'ls -la' } }],
+    ['Codex (shell)', codex, { toolName: 'shell', input: { command: ['bash', '-lc', 'ls -la'] } }],
+    ['Codex (exec_command)', codexExec, { toolName: 'exec_command', input: { cmd: 'ls -la' } }],
+    ['Gemini CLI', gemini, { toolName: 'run_shell_command', input: { command: 'ls -la' } }],
+    [
+      'OpenCode',
+      opencode,
+      { toolName: 'bash', input: { command: 'ls -la', description: 'run by the scripted model' } },
+    ],
+  ])('%s', (_, offered, expected) => {
+    expect(shellCall('ls -la', offered)).toEqual(expected);
+  });
+
+  it('answers in words when no shell tool was offered', () => {
+    expect(shellCall('ls', [{ name: 'read' }])).toBe('::sh: no shell tool was offered (offered: read)');
+  });
+});
+
+describe('::write shaped to the offered write tool', () => {
+  it('uses the write tool with its own field names', () => {
+    expect(writeCall('a.txt', 'x\n', opencode)).toEqual({
+      toolName: 'write',
+      input: { filePath: 'a.txt', content: 'x\n' },
+    });
+    expect(writeCall('/workspace/a.txt', 'x\n', claude)).toEqual({
+      toolName: 'Write',
+      input: { file_path: '/workspace/a.txt', content: 'x\n' },
+    });
+  });
+
+  it('writes a relative path through the shell where the write tool wants an absolute one, or there is none', () => {
+    for (const offered of [claude, gemini, codex, codexExec]) {
+      const call = writeCall('dir/a.txt', 'x', offered);
+      expect(typeof call).not.toBe('string');
+      expect(shellTools).toContain(typeof call === 'string' ? '' : call.toolName);
+    }
+  });
+
+  it('writes exactly the content through a real shell, however it is quoted', () => {
+    const content = 'line one\n  $HOME `x` \'quoted\' "double"\nPADDOCK_EOF\n';
+    const call = writeCall("sub dir/it's.txt", content, claude);
+    if (typeof call === 'string') throw new Error(call);
+    const cwd = mkdtempSync(join(tmpdir(), 'paddock-write-'));
+    execFileSync('bash', ['-lc', String(call.input.command)], { cwd });
+    expect(readFileSync(join(cwd, "sub dir/it's.txt"), 'utf8')).toBe(content);
+  });
+
+  it('answers in words when neither a write nor a shell tool was offered', () => {
+    expect(writeCall('a', '', [])).toBe('::write: no file-write or shell tool was offered (offered: none)');
+  });
+});
+
+const shellTools = ['Bash', 'run_shell_command', 'shell', 'exec_command'];
