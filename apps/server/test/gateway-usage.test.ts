@@ -105,6 +105,17 @@ describe.each(testDatabases())('model usage on $name', (database) => {
     };
     const calls: [string, () => Promise<number>][] = [
       [
+        'openai responses',
+        async () => {
+          const answer = await post(
+            '/v2/gateway/openai/v1/responses',
+            { model: 'scripted', input: 'hello responses', store: false },
+            { authorization: `Bearer ${server.token}` },
+          );
+          return (answer.usage as { total_tokens: number }).total_tokens;
+        },
+      ],
+      [
         'anthropic',
         async () => {
           const answer = await post(
