@@ -23,6 +23,7 @@ import type {
   OrchestrationMembersTable,
   OrchestrationsTable,
 } from './schema/orchestrations.ts';
+import type { SkillVersionsTable } from './schema/skills.ts';
 import type {
   EventsTable,
   InputsTable,
@@ -36,6 +37,7 @@ export type * from './schema/agents.ts';
 export type * from './schema/file-transfers.ts';
 export type * from './schema/identity.ts';
 export type * from './schema/orchestrations.ts';
+export type * from './schema/skills.ts';
 export type * from './schema/threads.ts';
 
 /**
@@ -68,4 +70,5 @@ export interface Database {
   orchestration_edges: OrchestrationEdgesTable;
   mcp_server_probes: McpServerProbesTable;
   mcp_oauth_tokens: McpOauthTokensTable;
+  skill_versions: SkillVersionsTable;
 }
