@@ -42,7 +42,9 @@ export async function storeSkillVersion(
     await listSkillVersions(trx, key.creator, key.slug),
   );
   const row = {
-    ...key,
+    creator: key.creator,
+    slug: key.slug,
+    version: key.version,
     org_id: orgId,
     name: content.name,
     description: content.description,
