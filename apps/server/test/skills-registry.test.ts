@@ -4,6 +4,7 @@ import { insertOrg, insertOrgMember, insertTeam, insertTeamMember, insertUser } 
 import { testDatabases } from '@paddock/testing';
 import { startControlPlaneServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliOf } from './control-plane-helpers.ts';
 import { agentSpec, allEvents, json } from './helpers.ts';
 
 const skillMd = (name: string, description: string) =>
@@ -240,5 +241,70 @@ describe.each(testDatabases())('the skills registry on $name', (database) => {
       (await patch([{ source: 'registry:default/fmt@1.0.0' }, { source: 'registry:default/fmt@1.1.0' }]))
         .status,
     ).toBe(422);
+  });
+
+  it('a manifest skill component with its files publishes that version and pins the agent to it', async () => {
+    const { agent_id } = await json<{ agent_id: string }>(
+      await server.request('POST', '/v2/threads', {
+        body: { agent: agentSpec({ instructions: 'manifest agent' }) },
+      }),
+      201,
+    );
+    const cli = cliOf(server);
+    const component = (version: string, text: string, extra: object = {}) => ({
+      type: 'skill',
+      name: 'default/review',
+      files: [
+        {
+          path: 'SKILL.md',
+          content: `---\nname: review\ndescription: Reviews\nversion: ${version}\n---\n${text}`,
+        },
+        { path: 'checklist.md', content: '- tests\n' },
+      ],
+      ...extra,
+    });
+    const put = (components: unknown[]) =>
+      cli('PUT', `/agents/${agent_id}/manifest`, { body: { components } });
+    const first = await json<{
+      warnings?: { code: string }[];
+      components: { type: string; files: { content: string }[] }[];
+    }>(await put([component('1.0.0', 'v1')]), 200);
+    expect(first.warnings).toBeUndefined();
+    // The agent names the published version; a pull shows it as a reference.
+    const skill = first.components.find((c) => c.type === 'skill');
+    expect(JSON.parse(skill!.files[0].content)).toEqual({ source: 'registry:default/review@1.0.0' });
+    const version = await json<{ files: { path: string }[] }>(
+      await server.request('GET', '/v2/skills/default/review/versions/1.0.0'),
+      200,
+    );
+    expect(version.files.map((f) => f.path)).toEqual(['SKILL.md', 'checklist.md']);
+    // The same again is no change; other content for that version is a warning, and the pin stays.
+    expect(
+      (await json<{ warnings?: unknown[] }>(await put([component('1.0.0', 'v1')]), 200)).warnings,
+    ).toBeUndefined();
+    const clash = await json<{ warnings?: { code: string }[] }>(
+      await put([component('1.0.0', 'v1 changed')]),
+      200,
+    );
+    expect(clash.warnings?.map((w) => w.code)).toEqual(['skill_version_conflict']);
+    // A new version moves the pin; skill.json may name the version instead of the front matter.
+    const pinned = component('9.9.9', 'v2', {});
+    pinned.files.push({
+      path: 'skill.json',
+      content: JSON.stringify({ source: 'registry:default/review@2.0.0' }),
+    });
+    await json(await put([pinned]), 200);
+    const agent = await json<{ skills: unknown[] }>(
+      await server.request('GET', `/v2/agents/${agent_id}`),
+      200,
+    );
+    expect(agent.skills).toEqual([{ source: 'registry:default/review@2.0.0' }]);
+    expect(await json(await server.request('GET', '/v2/skills/default/review'), 200)).toMatchObject({
+      versions: ['1.0.0', '2.0.0'],
+    });
+    // A creator the caller is not a member of is a warning.
+    const foreign = { ...component('1.0.0', 'x'), name: 'other/review' };
+    const refused = await json<{ warnings?: { code: string }[] }>(await put([foreign]), 200);
+    expect(refused.warnings?.map((w) => w.code)).toEqual(['forbidden']);
   });
 });
