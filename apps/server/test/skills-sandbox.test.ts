@@ -1,6 +1,7 @@
 import { testDatabases } from '@paddock/testing';
+import { type Deployment, startDeployment } from '@paddock/testing/deployment';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { agentSpec, allEvents, json, settled } from './helpers.ts';
 
 const skillMd = `---
@@ -100,5 +101,40 @@ describe.each(testDatabases())('skills in a thread on $name', (database) => {
       200,
     );
     expect(version.files.map((f) => f.content)).toEqual([skillMd, 'hello from the greeter skill\n']);
+  });
+});
+
+describe.each(testDatabases())('skills on a detached runner ($name)', (database) => {
+  let deployment: Deployment | undefined;
+  afterEach(async (context) => {
+    if (context.task.result?.state === 'fail')
+      console.error(deployment?.output().split('\n').slice(-60).join('\n'));
+    await deployment?.close();
+  });
+
+  it('the runner binds the folders the server wrote, read-only, at $PADDOCK_SKILLS_DIR', async () => {
+    const d = await startDeployment(database, { PADDOCK_RUNNER: 'detached' });
+    deployment = d;
+    await d.startServer();
+    d.startRunner();
+    await d.runnerConnected(1);
+    const files = [
+      { path: 'SKILL.md', content: skillMd },
+      { path: 'templates/hello.txt', content: 'hello over the link\n' },
+    ];
+    await json(await d.request('PUT', '/v2/skills/default/greeter/versions/1.0.0', { body: { files } }), 201);
+    const { thread_id } = await json<{ thread_id: string }>(
+      await d.request('POST', '/v2/threads', {
+        body: {
+          agent: agentSpec({ skills: [{ source: 'registry:default/greeter@1.0.0' }] }),
+          input:
+            '::sh cat $PADDOCK_SKILLS_DIR/greeter/templates/hello.txt; touch /skills/greeter/x 2>&1 || true',
+        },
+      }),
+      201,
+    );
+    await settled(d, thread_id, 60_000);
+    const end = (await allEvents(d, thread_id)).find((e) => e.type === 'tool_call.end');
+    expect(end?.data.output).toMatch(/^hello over the link\n.*Read-only file system/s);
   });
 });
