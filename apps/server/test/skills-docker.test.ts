@@ -29,9 +29,6 @@ describe.skipIf(unavailable !== undefined).each(testDatabases())(
       await server?.close();
       server = undefined;
     });
-    afterAll(async () => {
-      if (!unavailable) await (dockerd as TestDockerd).close();
-    });
 
     it('a turn reads the skill at $PADDOCK_SKILLS_DIR, and cannot write there', async () => {
       server = await startTestServer(database, {
@@ -70,3 +67,7 @@ describe.skipIf(unavailable !== undefined).each(testDatabases())(
     }, 180_000);
   },
 );
+
+afterAll(async () => {
+  if (!unavailable) await (dockerd as TestDockerd).close();
+});
