@@ -73,6 +73,7 @@ function pinnedVersion(c: PublishedComponent): string | undefined {
 
 /** SKILL.md's front matter `version` (a YAML number like 1.0 is not a semantic version). */
 function versionOf(skillMd: string): string | undefined {
-  const match = /^\uFEFF?---\r?\n[\s\S]*?^version:\s*["']?([^\s"']+)["']?\s*$/m.exec(skillMd);
-  return skillFrontMatter(skillMd) ? match?.[1] : undefined;
+  if (!skillFrontMatter(skillMd)) return undefined;
+  const front = /^\uFEFF?---\r?\n([\s\S]*?)\r?\n---/.exec(skillMd)?.[1] ?? '';
+  return /^version:\s*["']?([^\s"']+)["']?\s*$/m.exec(front)?.[1];
 }
