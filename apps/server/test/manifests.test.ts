@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { newId, timestamp } from '@paddock/protocol';
+import { insertOrg, insertOrgMember } from '@paddock/store';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -68,6 +70,30 @@ describe.each(testDatabases())('manifests on $name', (database) => {
   beforeAll(async () => {
     server = await startTestServer(database);
     cli = cliOf(server);
+    // The registry skills the agents name (D14: a source must resolve), published public by an
+    // `acme` organization of the admin's, so agents of the admin's `default` one may use them.
+    const { db } = server.paddock.services.store;
+    const admin = await db
+      .selectFrom('users')
+      .select('id')
+      .where('username', '=', 'admin')
+      .executeTakeFirstOrThrow();
+    const orgId = newId();
+    await insertOrg(db, { id: orgId, name: 'acme', created_at: timestamp() });
+    await insertOrgMember(db, { org_id: orgId, user_id: admin.id, role: 'owner', created_at: timestamp() });
+    for (const [slug, version] of [
+      ['lint', '1.2.0'],
+      ['lint', '1.3.0'],
+      ['format', '2.0.0'],
+    ]) {
+      const files = [{ path: 'SKILL.md', content: `---\nname: ${slug}\ndescription: ${slug} things\n---\n` }];
+      await json(
+        await server.request('PUT', `/v2/skills/acme/${slug}/versions/${version}`, {
+          body: { files, public: true },
+        }),
+        201,
+      );
+    }
   });
   afterAll(() => server.close());
 
@@ -373,7 +399,7 @@ describe.each(testDatabases())('manifests on $name', (database) => {
               { path: 'more.md', content: 'b' },
             ],
           },
-          // A local skill (a folder with SKILL.md), not a registry source: the existing one is kept.
+          // A skill's own files without a version (nor front matter) cannot be published: the existing one is kept.
           { type: 'skill', name: 'acme/lint', files: [{ path: 'SKILL.md', content: '# Lint\n' }] },
           { type: 'skill', name: 'me/new-local', files: [{ path: 'SKILL.md', content: '# Mine\n' }] },
           // Not JSON, and JSON that is no server config (both url and command).
@@ -389,8 +415,8 @@ describe.each(testDatabases())('manifests on $name', (database) => {
     );
     expect(published.warnings?.map((w) => `${w.type}:${w.name}:${w.code}`)).toEqual([
       'instructions:instructions:invalid_instructions',
-      'skill:acme/lint:skill_not_registry',
-      'skill:me/new-local:skill_not_registry',
+      'skill:acme/lint:skill_version_missing',
+      'skill:me/new-local:skill_version_missing',
       'mcp_server:docs:invalid_mcp_server',
       'mcp_server:files:invalid_mcp_server',
       'hook:pre-commit:unsupported_type',

@@ -244,6 +244,7 @@ describe('README', () => {
     expect(outputOf('/eval-runs?task_id=')).toMatch(/"status":"passed","passed":true/);
     expect(outputOf('/v2/cli/tokens')).toContain('"token":"pdk_pat_');
     expect(outputOf('/v2/cli/orchestrations')).toContain('"edges":[]');
+    expect(outputOf('skills.resolved')).toContain('Hello from the greeter skill'); // read in the sandbox
 
     // The server stops on SIGTERM, and unmounts the workspaces' volumes as it does.
     expect(await stopGroups(backgroundGroups(), 'SIGTERM', 20_000)).toBe(true);

@@ -68,6 +68,8 @@ export interface Services {
   readonly workspaceFiles: WorkspaceFiles;
   /** Teams' shared folders on the host: `<dataDir>/shared/<team_id>`, at `/shared` in their sandboxes. */
   readonly sharedFoldersDir: string;
+  /** Registry skills' folders on the host, `<dataDir>/skills/<creator>/<slug>/<version>`, read-only in sandboxes. */
+  readonly skillsDir: string;
   /** Timers of the providers whose sandboxes sleep (sandbox_c) or expire (sandbox_d). */
   readonly machines: MachineTimings;
   /** Each organization's limit on live sandboxes (deployment config). */

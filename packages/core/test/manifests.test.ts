@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { newId, type PublishedComponent } from '@paddock/protocol';
-import { findAgent, type Store } from '@paddock/store';
+import { newId, type PublishedComponent, timestamp } from '@paddock/protocol';
+import { findAgent, insertSkillVersion, type Store } from '@paddock/store';
 import { openTestStore, seedThread, testDatabases } from '@paddock/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openMcpServers } from '../src/agents/mcp-server-secrets.ts';
@@ -137,7 +137,27 @@ describe.each(testDatabases())('manifests on $name', (database) => {
   });
 
   it('a spec component cannot be archived: a warning, and what the agent had is kept', async () => {
-    const { agentId, publish } = await agentAndCtx();
+    const { agentId, ctx, publish } = await agentAndCtx();
+    // D14: the source must resolve, so the registry holds it (for the agent's organization).
+    const agentOrg = await store.db
+      .selectFrom('agents')
+      .innerJoin('teams', 'teams.id', 'agents.team_id')
+      .select('teams.org_id')
+      .where('agents.id', '=', agentId)
+      .executeTakeFirstOrThrow();
+    await insertSkillVersion(store.db, {
+      creator: 'acme',
+      slug: 'lint',
+      version: '1.0.0',
+      org_id: agentOrg.org_id,
+      name: 'lint',
+      description: 'Lints',
+      public: 0,
+      hash: 'h',
+      files: '[]',
+      published_by: ctx.actor.userId,
+      created_at: timestamp(),
+    });
     await publish({ components: [instructions('Be brief.'), skill('registry:acme/lint@1.0.0')] });
     const published = await publish({
       components: [

@@ -12,6 +12,7 @@ export const eventTypes = [
   'tool_call.end',
   'plan.update',
   'mcp.status',
+  'skills.resolved',
   'sandbox.status',
   'entrypoint.output',
   'usage',
@@ -48,6 +49,8 @@ export interface EventData {
   };
   'plan.update': { entries: unknown[] };
   'mcp.status': { name: string; status: string; error?: string };
+  /** The registry skills a thread got, each source's version (D14); once, when the thread is created. */
+  'skills.resolved': { skills: { source: string; creator: string; slug: string; version: string }[] };
   'sandbox.status': { status: string; isolation?: string; detail?: string };
   'entrypoint.output': { stream: 'stdout' | 'stderr' | 'status'; text: string; exit_code?: number };
   usage: { input_tokens: number; output_tokens: number; model: string };
@@ -82,6 +85,9 @@ const eventDataSchemas = {
   }),
   'plan.update': z.looseObject({ entries: z.array(z.unknown()) }),
   'mcp.status': z.looseObject({ name: text, status: text, error: text.optional() }),
+  'skills.resolved': z.looseObject({
+    skills: z.array(z.looseObject({ source: text, creator: text, slug: text, version: text })),
+  }),
   'sandbox.status': z.looseObject({ status: text, isolation: text.optional(), detail: text.optional() }),
   'entrypoint.output': z.looseObject({
     stream: z.enum(['stdout', 'stderr', 'status']),

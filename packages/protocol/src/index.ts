@@ -14,6 +14,7 @@ export * from './mcp-servers.ts';
 export * from './messages.ts';
 export * from './orchestrations.ts';
 export * from './scopes.ts';
+export * from './skills.ts';
 export * from './tasks.ts';
 export * from './threads.ts';
 export * from './time.ts';

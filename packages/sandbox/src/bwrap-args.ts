@@ -1,4 +1,5 @@
 import type { CodeDir } from './code-paths.ts';
+import type { SkillMount } from './provider.ts';
 
 /** Paths the supervisor sees; fixed so that scripts and the harness can rely on them. */
 export const sandboxPaths = {
@@ -11,6 +12,8 @@ export const sandboxPaths = {
   apiSocket: '/run/paddock/api.sock',
   compileCache: '/run/paddock-cache',
   shared: '/shared',
+  /** The thread's skills, each read-only at `/skills/<slug>` (PADDOCK_SKILLS_DIR). */
+  skills: '/skills',
 };
 
 export interface BwrapArgsInput {
@@ -28,6 +31,8 @@ export interface BwrapArgsInput {
   compileCacheWritable?: boolean;
   /** Host mount point bound at /shared (see shared-mount.ts). */
   sharedDir?: string;
+  /** Skill folders bound read-only at /skills/<slug>. */
+  skills?: SkillMount[];
 }
 
 /**
@@ -63,6 +68,7 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
     ...input.code.map((dir) => dir.inside),
     sandboxPaths.apiSocket,
     sandboxPaths.compileCache,
+    ...(input.skills ?? []).map((skill) => skillPath(skill.slug)),
   ];
   for (const dir of ancestorsOf(destinations)) args.push('--perms', '0755', '--dir', dir);
   for (const dir of input.code) args.push('--ro-bind', dir.host, dir.inside);
@@ -72,8 +78,17 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
     args.push(bind, input.compileCacheDir, sandboxPaths.compileCache);
   }
   if (input.sharedDir) args.push('--bind', input.sharedDir, sandboxPaths.shared);
+  // Read-only binds: the sandbox (no capabilities, no `mount` under seccomp) cannot make them writable.
+  for (const skill of input.skills ?? []) args.push('--ro-bind', skill.hostDir, skillPath(skill.slug));
   args.push('--bind', input.workspaceDir, sandboxPaths.workspace, '--chdir', sandboxPaths.workspace);
   return args;
+}
+
+/** Where a skill shows in the sandbox; its slug is one plain path segment (the registry's names). */
+export function skillPath(slug: string): string {
+  if (!/^[\w.-]+$/.test(slug) || slug === '.' || slug === '..')
+    throw new Error(`invalid skill slug: ${slug}`);
+  return `${sandboxPaths.skills}/${slug}`;
 }
 
 /** Every proper ancestor of the given absolute paths except `/`, parents before children. */

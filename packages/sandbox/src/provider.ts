@@ -2,6 +2,12 @@ import type { RunnerCommand, SupervisorMessage } from './protocol.ts';
 
 export type SandboxSize = 'S' | 'M' | 'L';
 
+/** A skill's folder on the host, shown read-only at `/skills/<slug>` (`sandboxPaths.skills`). */
+export interface SkillMount {
+  slug: string;
+  hostDir: string;
+}
+
 /**
  * What a boot needs. It holds nothing of the thread (no secrets): the thread's environment arrives
  * later with the `configure` command, so a sandbox can be booted ahead of need.
@@ -24,6 +30,8 @@ export interface SandboxSpec {
   apiSocket?: string;
   /** Free-form diagnostics the supervisor writes to stderr. */
   onStderr?: (text: string) => void;
+  /** The thread's skills, bound read-only (providers with `skills`); a boot with them is the thread's own. */
+  skills?: SkillMount[];
 }
 
 export interface SandboxExit {
@@ -68,6 +76,8 @@ export interface SandboxProvider {
   readonly isolation: string;
   /** Whether its sandboxes can show a shared folder at `/shared` (see `attachShared`). */
   readonly sharedFolders: boolean;
+  /** Whether its sandboxes show the thread's skills read-only under `/skills` (see `SandboxSpec.skills`). */
+  readonly skills: boolean;
   /** The URL a sandbox reaches the Paddock API at, given the server's own (with the runner's proxy). */
   apiUrlInside(hostApiUrl: string): string;
   /**

@@ -3,7 +3,8 @@ import { access, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SandboxLifecycle } from '@paddock/protocol';
 import { type ApiProxy, type ApiTarget, startApiProxy } from './api-proxy.ts';
-import type { SandboxProcess, SandboxProvider, SandboxSize } from './provider.ts';
+import { sandboxPaths } from './bwrap-args.ts';
+import type { SandboxProcess, SandboxProvider, SandboxSize, SkillMount } from './provider.ts';
 import { type StandbyOptions, StandbyPool } from './standby-pool.ts';
 import { type EntrypointOutputListener, type SandboxStatus, ThreadSandbox } from './thread-sandbox.ts';
 import { defaultUidRange } from './workspaces/uid-claims.ts';
@@ -51,6 +52,11 @@ export interface EnsureOptions {
   lifecycle?: SandboxLifecycle;
   /** A host directory to show at `/shared` (the team's shared folder), where the provider can. */
   sharedDir?: string;
+  /**
+   * The thread's skills (folders on the host, never written by a sandbox), shown read-only at
+   * `/skills/<slug>` where the provider can, with PADDOCK_SKILLS_DIR=/skills.
+   */
+  skills?: SkillMount[];
 }
 
 const entrypointMarker = 'entrypoint-ran';
@@ -130,10 +136,18 @@ export class SandboxBooter {
     const threadDir = join(this.#options.stateDir, threadId);
     await mkdir(threadDir, { recursive: true });
     options.onStatus?.({ status: 'starting', isolation: provider.isolation });
-    let sandbox = await this.#standbys?.claim(options.size, options.workspaceDir);
+    const skills = options.skills?.length ? options.skills : undefined;
+    if (skills && !provider.skills)
+      this.#log(
+        'warn',
+        `thread ${threadId}: the ${provider.kind} provider cannot show skills; booting without them`,
+      );
+    const mounts = provider.skills ? skills : undefined;
+    // A standby booted before its thread was known binds no skills: a thread with skills boots its own.
+    let sandbox = mounts ? undefined : await this.#standbys?.claim(options.size, options.workspaceDir);
     const claimed = sandbox !== undefined;
     if (sandbox) this.#log('info', `thread ${threadId} took over standby sandbox ${sandbox.id}`);
-    else sandbox = await this.#bootFresh(threadId, options);
+    else sandbox = await this.#bootFresh(threadId, options, mounts);
     if (options.sharedDir) {
       try {
         await sandbox.attachShared?.(options.sharedDir);
@@ -143,7 +157,8 @@ export class SandboxBooter {
       }
     }
     const thread = new ThreadSandbox(sandbox, this.#log, options.onStatus);
-    thread.configure(provider.sandboxEnv(options.workspaceDir, options.env));
+    const env = mounts ? { ...options.env, PADDOCK_SKILLS_DIR: sandboxPaths.skills } : options.env;
+    thread.configure(provider.sandboxEnv(options.workspaceDir, env));
     try {
       const marker = join(threadDir, entrypointMarker);
       if (options.entrypoint !== undefined && !(await exists(marker))) {
@@ -172,7 +187,7 @@ export class SandboxBooter {
     if (this.#ownsWorkspaces) await this.#workspaces.close();
   }
 
-  async #bootFresh(threadId: string, options: EnsureOptions): Promise<SandboxProcess> {
+  async #bootFresh(threadId: string, options: EnsureOptions, skills?: SkillMount[]): Promise<SandboxProcess> {
     const { uid } = await this.#workspaces.ensure(options.workspaceDir, options.size);
     const proxy = await this.#apiProxy();
     return this.#options.provider.create({
@@ -182,6 +197,7 @@ export class SandboxBooter {
       size: options.size,
       apiSocket: proxy.socketPath,
       onStderr: (text) => this.#log('warn', `sandbox for thread ${threadId} (stderr): ${text.trimEnd()}`),
+      skills,
     });
   }
 

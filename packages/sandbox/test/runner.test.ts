@@ -82,6 +82,7 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
       kind: bwrap.kind,
       isolation: bwrap.isolation,
       sharedFolders: bwrap.sharedFolders,
+      skills: bwrap.skills,
       apiUrlInside: bwrap.apiUrlInside,
       sandboxEnv: bwrap.sandboxEnv,
       close: () => bwrap.close(),

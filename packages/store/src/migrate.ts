@@ -18,6 +18,7 @@ import * as liveSandboxes from './migrations/0015-live-sandboxes.ts';
 import * as inputModelOptions from './migrations/0016-input-model-options.ts';
 import * as liveSandboxIds from './migrations/0017-live-sandbox-ids.ts';
 import * as modelUsage from './migrations/0018-model-usage.ts';
+import * as skills from './migrations/0019-skills.ts';
 
 /** Migrations are listed in code (no directory scan), so the set is the same wherever the store runs. */
 const migrations = (seal: SealSecret | undefined): Record<string, Migration> => ({
@@ -36,6 +37,7 @@ const migrations = (seal: SealSecret | undefined): Record<string, Migration> => 
   '0016-input-model-options': inputModelOptions,
   '0017-live-sandbox-ids': liveSandboxIds,
   '0018-model-usage': modelUsage,
+  '0019-skills': skills,
 });
 
 /** `seal` seals secrets that older versions stored in plain text (migration 0013 needs it when there are any). */

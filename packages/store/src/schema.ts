@@ -24,6 +24,7 @@ import type {
   OrchestrationMembersTable,
   OrchestrationsTable,
 } from './schema/orchestrations.ts';
+import type { SkillVersionsTable } from './schema/skills.ts';
 import type {
   EventsTable,
   InputsTable,
@@ -38,6 +39,7 @@ export type * from './schema/file-transfers.ts';
 export type * from './schema/identity.ts';
 export type * from './schema/model-usage.ts';
 export type * from './schema/orchestrations.ts';
+export type * from './schema/skills.ts';
 export type * from './schema/threads.ts';
 
 /**
@@ -71,4 +73,5 @@ export interface Database {
   mcp_server_probes: McpServerProbesTable;
   mcp_oauth_tokens: McpOauthTokensTable;
   model_usage: ModelUsageTable;
+  skill_versions: SkillVersionsTable;
 }

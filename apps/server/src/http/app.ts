@@ -22,6 +22,7 @@ import { codeRoutes } from './public/code.ts';
 import { eventStreamRoutes } from './public/event-stream.ts';
 import { fileRoutes } from './public/files.ts';
 import { machineRoutes } from './public/machines.ts';
+import { skillRoutes } from './public/skills.ts';
 import { taskRoutes } from './public/tasks.ts';
 import { threadRoutes } from './public/threads.ts';
 import { uploadRoutes } from './public/uploads.ts';
@@ -101,6 +102,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   codeRoutes(app, options.services);
   fileRoutes(app, options.services);
   uploadRoutes(app, options.services);
+  skillRoutes(app, options.services);
   await tusUploadRoutes(app, options.services, options.uploadDatastore);
   eventStreamRoutes(app, options.services, { keepaliveMs: options.keepaliveMs });
   gatewayRoutes(app, options.services, options.models);

@@ -60,6 +60,7 @@ export function composeServices(
     workspaces: parts.workspaces,
     workspaceFiles: parts.workspaceFiles,
     sharedFoldersDir: join(config.dataDir, 'shared'),
+    skillsDir: join(config.dataDir, 'skills'),
     machines: {
       idleFreezeMs: config.PADDOCK_SANDBOX_IDLE_MS,
       idleStopMs: config.PADDOCK_SANDBOX_IDLE_STOP_MS,

@@ -2,6 +2,7 @@ import { type AgentSpec, newId, timestamp } from '@paddock/protocol';
 import { type AgentRow, type Db, findTeamOrgId, insertOrFindAgent } from '@paddock/store';
 import type { Ctx, Services } from '../context.ts';
 import { requireOfferedSize } from '../machines/machine-size.ts';
+import { resolveSkills } from '../skills/resolve-skills.ts';
 import { sealMcpServers } from './mcp-server-secrets.ts';
 import { hashSpec, type NormalizedSpec, normalizeSpec } from './normalize-spec.ts';
 
@@ -25,6 +26,8 @@ export async function resolveAgent(
 ): Promise<AgentRow> {
   const normalized = normalizeSpec(spec);
   await checkProviderPolicy(ctx, services, db, teamId, normalized);
+  // D14: registry skills must resolve when the agent is made (422 naming the source otherwise).
+  await resolveSkills(db, (await findTeamOrgId(db, teamId)) ?? '', normalized.skills);
   const at = timestamp(new Date(ctx.clock.now()));
   return insertOrFindAgent(db, {
     id: newId(),

@@ -1,9 +1,10 @@
 import { type AgentPatch, type AgentRecord, type AgentSpec, timestamp } from '@paddock/protocol';
-import { type AgentRow, type Db, findAgent, updateAgent as storeAgent } from '@paddock/store';
+import { type AgentRow, type Db, findAgent, findTeamOrgId, updateAgent as storeAgent } from '@paddock/store';
 import { reachableAgent } from '../auth/access.ts';
 import type { Ctx, Services } from '../context.ts';
 import { PaddockError } from '../errors.ts';
 import { requireOfferedSize } from '../machines/machine-size.ts';
+import { resolveSkills } from '../skills/resolve-skills.ts';
 import { mcpServerViews, openMcpServers } from './mcp-server-secrets.ts';
 import { canonicalJson, normalizeSpec } from './normalize-spec.ts';
 import { specColumns } from './resolve-agent.ts';
@@ -67,6 +68,9 @@ export async function applyAgentPatch(
   });
   if (canonicalJson(next) === canonicalJson(normalizeSpec(current))) return agent;
   if (patch.machine_size !== undefined) requireOfferedSize(next.machine_kind, next.machine_size);
+  // D14: registry skills given anew must resolve (422 naming the source otherwise).
+  if (canonicalJson(next.skills) !== canonicalJson(JSON.parse(agent.skills)))
+    await resolveSkills(trx, (await findTeamOrgId(trx, agent.team_id)) ?? '', next.skills);
   const stored = await storeAgent(trx, agent.id, {
     ...specColumns(services, next),
     updated_at: timestamp(new Date(ctx.clock.now())),

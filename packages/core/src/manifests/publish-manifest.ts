@@ -23,6 +23,7 @@ import type { Ctx, Services } from '../context.ts';
 import { agentNotFound, PaddockError } from '../errors.ts';
 import { componentHash, sortedFiles } from './component-hash.ts';
 import { loadManifest, loadRevision } from './load-manifest.ts';
+import { carriesSkillFiles, publishSkillComponent } from './skill-component.ts';
 import { readInstructions, readMcpServer, readSkill, skillComponent } from './spec-components.ts';
 
 /**
@@ -57,7 +58,7 @@ export async function publishManifest(
     const at = timestamp(new Date(ctx.clock.now()));
     await reconcileStored(trx, agent.id, 'playbook', body, body.reconcile_playbooks === true, warnings, at);
     await reconcileStored(trx, agent.id, 'eval', body, body.reconcile_evals === true, warnings, at);
-    const spec = specFrom(services, agent, body.components, warnings);
+    const spec = await specFrom(ctx, trx, services, agent, body.components, warnings);
     const stored = await applyAgentPatch(ctx, services, trx, agent, spec);
     for (const c of body.components.filter((c) => !knownTypes.has(c.type)))
       warnings.push({
@@ -81,18 +82,20 @@ function raise(error: Error): never {
 /**
  * The runtime spec's instructions, skills and MCP servers as the manifest gives them. A component
  * the spec cannot represent is left as it was (kept if the agent had one of that type and name)
- * and reported.
+ * and reported. A skill component with a SKILL.md is published to the registry first.
  */
-function specFrom(
+async function specFrom(
+  ctx: Ctx,
+  trx: Db,
   services: Pick<Services, 'secrets'>,
   agent: AgentRow,
   components: PublishedComponent[],
   warnings: ManifestWarning[],
-): {
+): Promise<{
   instructions: string | null;
   skills: NormalizedSpec['skills'];
   mcp_servers: NormalizedSpec['mcp_servers'];
-} {
+}> {
   const skills: NormalizedSpec['skills'] = [];
   const servers: NormalizedSpec['mcp_servers'] = [];
   const currentSkills = JSON.parse(agent.skills) as NormalizedSpec['skills'];
@@ -107,7 +110,13 @@ function specFrom(
         instructions = agent.instructions;
       }
     } else if (c.type === 'skill') {
-      const read = c.status === 'archived' ? notArchivable(c) : readSkill(c);
+      // A skill's own files publish a version of it (D14); a skill.json alone names one.
+      const read =
+        c.status === 'archived'
+          ? notArchivable(c)
+          : carriesSkillFiles(c)
+            ? await publishSkillComponent(ctx, trx, c)
+            : readSkill(c);
       if ('value' in read) skills.push(read.value);
       else {
         warnings.push(read.warning);

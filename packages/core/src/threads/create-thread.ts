@@ -5,12 +5,14 @@ import {
   newId,
   timestamp,
 } from '@paddock/protocol';
-import { findDefaultTeamId, insertThread } from '@paddock/store';
+import { appendEvents } from '@paddock/runtime';
+import { findDefaultTeamId, findTeamOrgId, insertThread } from '@paddock/store';
 import { resolveAgent } from '../agents/resolve-agent.ts';
 import { reachableAgent } from '../auth/access.ts';
 import type { Ctx, Services } from '../context.ts';
 import { PaddockError } from '../errors.ts';
 import { admitSandbox } from '../machines/live-sandboxes.ts';
+import { resolveSkills } from '../skills/resolve-skills.ts';
 import { ensureQueuedTurn, queueInput } from './queue-input.ts';
 import { newThreadStatus } from './thread-status.ts';
 import { deriveThreadTitle } from './thread-title.ts';
@@ -53,6 +55,9 @@ export async function createThread(
       { team_id: agent.team_id },
       agent.machine_kind as MachineKind,
     );
+    // D14: unpinned registry skills take their newest version now, for the thread's whole life.
+    const orgId = (await findTeamOrgId(trx, agent.team_id)) ?? '';
+    const skills = await resolveSkills(trx, orgId, JSON.parse(agent.skills));
     const at = timestamp(new Date(ctx.clock.now()));
     const thread = {
       id: newId(),
@@ -70,10 +75,13 @@ export async function createThread(
       recovery_state: null,
       replacement_task_id: null,
       machine_expires_at: null,
+      skills: JSON.stringify(skills),
       created_at: at,
       updated_at: at,
     };
     await insertThread(trx, thread);
+    if (skills.length > 0)
+      await appendEvents(trx, thread.id, null, [{ type: 'skills.resolved', data: { skills } }]);
     if (messages.length > 0) {
       await queueInput(trx, thread, messages, at, { run: true });
       await ensureQueuedTurn(trx, thread, at);

@@ -44,6 +44,8 @@ export interface SandboxBoot {
   lifecycle?: SandboxLifecycle;
   /** The team's shared folder on the host, shown at `/shared` (providers with shared folders). */
   sharedDir?: string;
+  /** The thread's skills: folders on the host, shown read-only at `/skills/<slug>` (D14). */
+  skills?: { slug: string; hostDir: string }[];
 }
 
 /**

@@ -21,6 +21,7 @@ import type { Services } from '../context.ts';
 import { admitSandbox, markSandboxLive, releaseSandbox } from '../machines/live-sandboxes.ts';
 import { lifecycleFor } from '../machines/machine-lifecycle.ts';
 import { bootSize } from '../machines/machine-size.ts';
+import { skillFolders } from '../skills/skill-folders.ts';
 import { placeThread, type TurnEventSink } from './sandbox-host.ts';
 
 /**
@@ -41,6 +42,7 @@ export type BootServices = Pick<
   | 'sandboxLimits'
   | 'workspacesDir'
   | 'sharedFoldersDir'
+  | 'skillsDir'
 >;
 
 /** What a boot uses of the services (the turn executor's, a code run's, a file read's). */
@@ -64,6 +66,8 @@ export async function ensureThreadSandbox(
   placeThread(sandboxes, thread.id, agent);
   if (sandboxes.isRunning(thread.id)) return;
   const kind = agent.machine_kind as MachineKind;
+  // A self-hosted runner's machine does not see this server's folders: it boots without skills.
+  const skills = kind === 'sandbox_e' ? [] : await skillFolders(store.db, services.skillsDir, thread);
   await claimSandbox(services, thread, kind);
   const lifecycle = await lifecycleFor(store.db, kind, thread, services.machines);
   const minted = await store.transaction((trx) =>
@@ -116,6 +120,7 @@ export async function ensureThreadSandbox(
       sharedDir: providerFacts[kind].sharedFolders
         ? join(services.sharedFoldersDir, thread.team_id)
         : undefined,
+      skills: skills.length > 0 ? skills : undefined,
     })
     .catch(async (error: unknown) => {
       // No sandbox holds the token of a boot that failed.

@@ -9,6 +9,7 @@ import {
 import type { Outcome } from '../tools/report-outcome.ts';
 import { createToolSet } from '../tools/tool-set.ts';
 import type { HarnessTurnInput } from '../types.ts';
+import { skillCatalog } from './skill-catalog.ts';
 import { createTurnRecorder } from './turn-recorder.ts';
 
 export interface AgentLoopOptions {
@@ -25,8 +26,9 @@ export async function runAgentLoop(
   options: AgentLoopOptions,
 ): Promise<TurnResult<ModelMessage>> {
   let outcome: Outcome | undefined;
+  const skillsDir = input.env.PADDOCK_SKILLS_DIR || undefined;
   const tools = createToolSet(
-    { workspaceDir: input.workspaceDir, env: input.env, signal: input.signal },
+    { workspaceDir: input.workspaceDir, skillsDir, env: input.env, signal: input.signal },
     {
       shell: options.shell,
       onOutcome: (reported) => {
@@ -49,11 +51,10 @@ export async function runAgentLoop(
       return outcome.type === 'delivered';
     });
   }
+  const system = [options.systemPrompt, await skillCatalog(skillsDir), input.instructions].filter(Boolean);
   const result = streamText({
     model: gateway.chatModel(input.model),
-    instructions: input.instructions
-      ? `${options.systemPrompt}\n\n${input.instructions}`
-      : options.systemPrompt,
+    instructions: system.join('\n\n'),
     messages: input.messages,
     temperature: input.modelSettings?.temperature,
     topP: input.modelSettings?.top_p,

@@ -2,8 +2,8 @@ import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tool } from 'ai';
 import { z } from 'zod';
+import { resolveReadablePath } from './skill-paths.ts';
 import type { ToolContext } from './tool-context.ts';
-import { resolveWorkspacePath } from './workspace-path.ts';
 
 const maxEntries = 1000;
 
@@ -20,10 +20,12 @@ export function listTool(ctx: ToolContext) {
       path: z
         .string()
         .optional()
-        .describe('Directory relative to the workspace (default: the workspace itself).'),
+        .describe(
+          'Directory relative to the workspace (default: the workspace itself), or absolute under the skills folder.',
+        ),
     }),
     execute: async ({ path = '.' }) => {
-      const dir = await resolveWorkspacePath(ctx.workspaceDir, path);
+      const dir = await resolveReadablePath(ctx, path);
       const dirents = (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
         a.name.localeCompare(b.name),
       );

@@ -1,17 +1,21 @@
 import { readFile } from 'node:fs/promises';
 import { tool } from 'ai';
 import { z } from 'zod';
+import { resolveReadablePath } from './skill-paths.ts';
 import type { ToolContext } from './tool-context.ts';
-import { resolveWorkspacePath } from './workspace-path.ts';
 
 const defaultLineLimit = 2000;
 const maxChars = 200_000;
 
 export function readTool(ctx: ToolContext) {
   return tool({
-    description: 'Read a text file in the workspace, optionally a range of lines.',
+    description:
+      "Read a text file in the workspace (or a skill's, by its absolute path), optionally a range of lines.",
     inputSchema: z.object({
-      path: z.string().min(1).describe('Path relative to the workspace.'),
+      path: z
+        .string()
+        .min(1)
+        .describe('Path relative to the workspace, or absolute under the skills folder.'),
       offset: z.number().int().min(1).optional().describe('First line to read, counting from 1.'),
       limit: z
         .number()
@@ -21,7 +25,7 @@ export function readTool(ctx: ToolContext) {
         .describe(`How many lines to read (default ${defaultLineLimit}).`),
     }),
     execute: async ({ path, offset = 1, limit = defaultLineLimit }) => {
-      const file = await resolveWorkspacePath(ctx.workspaceDir, path);
+      const file = await resolveReadablePath(ctx, path);
       const lines = (await readFile(file, 'utf8')).split('\n');
       const selected = lines.slice(offset - 1, offset - 1 + limit);
       let text = selected.join('\n');

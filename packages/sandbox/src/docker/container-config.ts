@@ -1,6 +1,7 @@
-import { sandboxPaths } from '../bwrap-args.ts';
+import { sandboxPaths, skillPath } from '../bwrap-args.ts';
 import type { CodeDir } from '../code-paths.ts';
 import type { SandboxLimits } from '../limits.ts';
+import type { SkillMount } from '../provider.ts';
 
 /** Labels every sandbox container carries, so a runner finds what a crashed one left behind. */
 export const containerLabels = { sandbox: 'dev.paddock.sandbox', runner: 'dev.paddock.runner' };
@@ -22,6 +23,8 @@ export interface ContainerConfigInput {
   code: CodeDir[];
   /** Host path of the runner's API proxy socket, bound at /run/paddock/api.sock. */
   apiSocket?: string;
+  /** Skill folders bound read-only at /skills/<slug>. */
+  skills?: SkillMount[];
   limits: SandboxLimits;
 }
 
@@ -37,6 +40,7 @@ export function containerConfig(input: ContainerConfigInput): object {
   const binds = input.code.map((dir) => `${dir.host}:${dir.inside}:ro`);
   if (input.apiSocket) binds.push(`${input.apiSocket}:${sandboxPaths.apiSocket}:ro`);
   binds.push(`${input.workspaceDir}:${sandboxPaths.workspace}`);
+  for (const skill of input.skills ?? []) binds.push(`${skill.hostDir}:${skillPath(skill.slug)}:ro`);
   return {
     Image: input.image,
     Entrypoint: [],

@@ -69,6 +69,7 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
       'read-only image; memory, cpu and pids limits of the size (sandbox_b: L)',
     ].join('; '),
     sharedFolders: false,
+    skills: true,
     apiUrlInside: loopbackApiUrl,
     sandboxEnv: (_workspaceDir, env) => bwrapSandboxEnv(env),
     async create(spec: SandboxSpec): Promise<SandboxProcess> {
@@ -89,6 +90,7 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
           workspaceDir: spec.workspaceDir,
           code,
           apiSocket: spec.apiSocket,
+          skills: spec.skills,
           limits: sandboxLimits[spec.size],
         }),
       );

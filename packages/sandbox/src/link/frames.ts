@@ -79,6 +79,7 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
     entrypoint: z.string().optional(),
     lifecycle: sandboxLifecycleSchema.optional(),
     shared_dir: z.string().optional(),
+    skills: z.array(z.object({ slug: z.string(), host_dir: z.string() })).optional(),
   }),
   z.object({
     type: z.literal('turn'),

@@ -143,6 +143,7 @@ export class RunnerLink {
             entrypoint: message.entrypoint,
             lifecycle: message.lifecycle,
             sharedDir: message.shared_dir,
+            skills: message.skills?.map((s) => ({ slug: s.slug, hostDir: s.host_dir })),
             onStatus: (status) =>
               this.#send(
                 booting

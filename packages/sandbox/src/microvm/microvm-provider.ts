@@ -99,6 +99,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
     kind: 'microvm',
     isolation,
     sharedFolders: false,
+    skills: false,
     apiUrlInside: loopbackApiUrl,
     sandboxEnv: (_workspaceDir, env) => bwrapSandboxEnv(env),
     async create(spec: SandboxSpec): Promise<SandboxProcess> {

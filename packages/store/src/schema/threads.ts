@@ -19,6 +19,8 @@ export interface ThreadsTable {
   replacement_task_id: string | null;
   /** When the thread's sandbox ends for good (a provider with a lifetime); set at its first boot. */
   machine_expires_at: string | null;
+  /** JSON: the registry skills' versions resolved when the thread was created (D14). */
+  skills: Generated<string>;
   created_at: string;
   updated_at: string;
 }

@@ -48,6 +48,7 @@ export function threadRoutes(app: FastifyInstance, services: Services): void {
           'provider_disabled',
           'provider_unavailable',
           'sandbox_limit_reached',
+          'unknown_skill',
         ],
         response: { 201: threadHandleSchema },
       },

@@ -42,6 +42,7 @@ export class RunnerRequests {
         entrypoint: options.entrypoint,
         lifecycle: options.lifecycle,
         shared_dir: options.sharedDir,
+        skills: options.skills?.map((s) => ({ slug: s.slug, host_dir: s.hostDir })),
       }),
     );
   }
