@@ -9,7 +9,7 @@ export interface TestServer {
 
 /**
  * Stands in for the Paddock server: `GET /hello` for network tests and the model gateway at
- * `/v2/gateway/v1/chat/completions`, served by the real `handleChatCompletions`.
+ * `/v2/gateway/openai/v1/chat/completions`, served by the real `handleChatCompletions`.
  */
 export async function startTestServer(): Promise<TestServer> {
   const router = createModelRouter({});
@@ -23,7 +23,7 @@ export async function startTestServer(): Promise<TestServer> {
       response.writeHead(200, { 'content-type': 'text/plain' }).end('hello from the host\n');
       return;
     }
-    if (request.method !== 'POST' || request.url !== '/v2/gateway/v1/chat/completions') {
+    if (request.method !== 'POST' || request.url !== '/v2/gateway/openai/v1/chat/completions') {
       response.writeHead(404).end();
       return;
     }
