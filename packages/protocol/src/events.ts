@@ -30,6 +30,18 @@ export type OutcomeStatus = (typeof outcomeStatuses)[number];
 export const stopReasons = ['end_turn', 'cancelled', 'error', 'max_turns'] as const;
 export type StopReason = (typeof stopReasons)[number];
 
+export const mcpStatuses = ['connecting', 'connected', 'failed', 'needs_auth'] as const;
+
+/** An MCP server's state in the sandbox, at a turn's start and whenever it changes. */
+export interface McpStatusData {
+  name: string;
+  transport: 'stdio' | 'http';
+  status: (typeof mcpStatuses)[number];
+  tool_count: number;
+  /** Why it failed or needs authorization; null otherwise. */
+  error: string | null;
+}
+
 /** The `data` payload of each event type, as harnesses and the runtime produce them. */
 export interface EventData {
   'user.message': { message_id: string; content: string; role: string };
@@ -47,7 +59,7 @@ export interface EventData {
     exit_code?: number;
   };
   'plan.update': { entries: unknown[] };
-  'mcp.status': { name: string; status: string; error?: string };
+  'mcp.status': McpStatusData;
   'sandbox.status': { status: string; isolation?: string; detail?: string };
   'entrypoint.output': { stream: 'stdout' | 'stderr' | 'status'; text: string; exit_code?: number };
   usage: { input_tokens: number; output_tokens: number; model: string };
@@ -81,7 +93,13 @@ const eventDataSchemas = {
     exit_code: z.number().int().optional(),
   }),
   'plan.update': z.looseObject({ entries: z.array(z.unknown()) }),
-  'mcp.status': z.looseObject({ name: text, status: text, error: text.optional() }),
+  'mcp.status': z.looseObject({
+    name: text,
+    transport: z.enum(['stdio', 'http']),
+    status: z.enum(mcpStatuses),
+    tool_count: z.number().int().nonnegative(),
+    error: text.nullable(),
+  }),
   'sandbox.status': z.looseObject({ status: text, isolation: text.optional(), detail: text.optional() }),
   'entrypoint.output': z.looseObject({
     stream: z.enum(['stdout', 'stderr', 'status']),

@@ -194,8 +194,8 @@ function probeOnce(
 type SandboxCheck = Omit<McpServerReport['last_check'], 'source'>;
 
 /**
- * The newest `mcp.status` per server name. A status of `connected`, `ready` or `ok` is ok; any
- * other is an error, explained by the event's `error` or its status.
+ * The newest `mcp.status` per server name, `connecting` ones aside. A status of `connected`, `ready`
+ * or `ok` is ok; any other is an error, explained by the event's `error` or its status.
  */
 function newestStatusByName(events: readonly { data: string; ts: string }[]): Map<string, SandboxCheck> {
   const newest = new Map<string, SandboxCheck>();
@@ -208,11 +208,13 @@ function newestStatusByName(events: readonly { data: string; ts: string }[]): Ma
     };
     if (typeof data.name !== 'string' || newest.has(data.name)) continue;
     const status = typeof data.status === 'string' ? data.status : 'unknown';
+    // A server still connecting has no result yet: the one before stands.
+    if (status === 'connecting') continue;
     const ok = ['connected', 'ready', 'ok'].includes(status);
     newest.set(data.name, {
       status: ok ? 'ok' : 'error',
       error: ok ? null : typeof data.error === 'string' ? data.error : status,
-      tool_count: typeof data.tool_count === 'number' ? data.tool_count : null,
+      tool_count: ok && typeof data.tool_count === 'number' ? data.tool_count : null,
       checked_at: event.ts,
     });
   }
