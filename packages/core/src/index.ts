@@ -42,6 +42,7 @@ export * from './manifests/load-manifest.ts';
 export * from './manifests/publish-manifest.ts';
 export * from './mcp/mcp-server-report.ts';
 export * from './mcp/probe-mcp-server.ts';
+export * from './mcp/relay-mcp-request.ts';
 export * from './orchestrations/orchestrations.ts';
 export * from './orchestrations/revision.ts';
 export * from './orgs/orgs.ts';

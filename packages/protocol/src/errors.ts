@@ -27,6 +27,7 @@ export const errorStatus = {
   path_not_found: 404,
   org_not_found: 404,
   eval_not_found: 404,
+  mcp_server_not_found: 404,
   conflict: 409,
   idempotency_key_reused: 409,
   input_generation_stale: 409,
@@ -66,6 +67,7 @@ export const errorStatus = {
   sandbox_unavailable: 503,
   turn_interrupt_unconfirmed: 503,
   turn_interrupt_recovery_required: 503,
+  mcp_server_unreachable: 502,
   internal: 500,
 } as const;
 export type ErrorCode = keyof typeof errorStatus;
