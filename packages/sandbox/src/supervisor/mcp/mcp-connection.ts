@@ -67,8 +67,10 @@ export async function openMcpConnection(options: McpConnectionOptions): Promise<
   }
   const client = new Client({ name: 'paddock-sandbox', version: '0.1.0' });
   let closing = false;
+  let connected = false;
   client.onclose = () => {
-    if (!closing) options.onLost();
+    // Before it connected, the failure is the connect's own.
+    if (connected && !closing) options.onLost();
   };
   const close = async () => {
     closing = true;
@@ -93,6 +95,7 @@ export async function openMcpConnection(options: McpConnectionOptions): Promise<
         if (!cursor) break;
       }
     }
+    connected = true;
     return {
       tools,
       pid: transport instanceof StdioClientTransport ? transport.pid : null,

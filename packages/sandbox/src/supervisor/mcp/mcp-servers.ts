@@ -116,18 +116,19 @@ export class McpServers implements McpToolbox {
       this.#set(entry, { status: 'connecting', tool_count: 0, error: null });
       try {
         const { openMcpConnection } = await import('./mcp-connection.ts');
+        let connection: McpConnection | undefined;
         const options: McpConnectionOptions = {
           server: entry.server,
           env: context.env,
           workspaceDir: context.workspaceDir,
           onLost: () => {
-            if (entry.connection !== connection) return;
+            if (!connection || entry.connection !== connection) return;
             entry.connection = undefined;
             if (connection.pid !== null) this.#release(connection.pid);
             this.#set(entry, { status: 'failed', tool_count: 0, error: 'the server exited' });
           },
         };
-        const connection = await openMcpConnection(options);
+        connection = await openMcpConnection(options);
         if (this.#entries.get(entry.server.name) !== entry) {
           // Dropped while it connected (a later turn named another config, or the sandbox stops).
           await connection.close();
