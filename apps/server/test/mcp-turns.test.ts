@@ -11,7 +11,16 @@ import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { agentSpec, allEvents, json, settled, transcript } from './helpers.ts';
+import {
+  agentSpec,
+  allEvents,
+  eventSeen,
+  hostProcesses,
+  json,
+  sandboxToken,
+  settled,
+  transcript,
+} from './helpers.ts';
 
 /** The header the local remote server requires: stored on the agent, added by the relay only. */
 const apiKey = `key-${randomUUID()}`;
@@ -212,15 +221,63 @@ describe.each(testDatabases())('MCP servers in turns on $name', (database) => {
   });
 
   it('refuses the relay to another thread’s token and to a server the agent does not have', async () => {
-    const { threadId } = await runThread(
-      { mcp_servers: [{ name: 'remote', url: remote.url, headers: { 'X-Api-Key': apiKey } }] },
-      'hello',
-    );
+    const spec = { mcp_servers: [{ name: 'remote', url: remote.url, headers: { 'X-Api-Key': apiKey } }] };
+    const { threadId } = await runThread(spec, 'hello');
     const missing = await server.request('POST', `/v2/threads/${threadId}/mcp/nowhere`, {
       body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
     });
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ detail: { code: 'mcp_server_not_found' } });
+
+    const other = await runThread(spec, 'hello');
+    const otherToken = await sandboxToken(server, other.threadId);
+    const foreign = await server.request('POST', `/v2/threads/${threadId}/mcp/remote`, {
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      token: otherToken,
+    });
+    expect(foreign.status).toBe(404);
+    expect(await foreign.text()).toContain('Thread not found');
+  });
+
+  it('keeps a command server through a Stop of the turn that started it, and starts it again once it died', async () => {
+    const marker = randomUUID();
+    const argv = ['node', everything, 'stdio', marker];
+    // The first turn starts the server, then runs a command that a Stop ends.
+    const { thread_id: threadId } = await json<{ thread_id: string }>(
+      await server.request('POST', '/v2/threads', {
+        body: {
+          agent: agentSpec({ mcp_servers: [{ name: 'everything', command: argv[0], args: argv.slice(1) }] }),
+          input: '::sh sleep 1000',
+        },
+      }),
+      201,
+    );
+    await eventSeen(server, threadId, 'tool_call.start');
+    const [first] = hostProcesses(argv);
+    expect(first).toBeDefined();
+    await json(await server.request('POST', `/v2/threads/${threadId}/interrupt`, { body: {} }), 200);
+    await settled(server, threadId);
+    // A Stop kills what the stopped turn started; the server belongs to the sandbox.
+    expect(hostProcesses(argv)).toEqual([first]);
+    let before = (await allEvents(server, threadId)).length;
+    await nextTurn(threadId, '::call mcp__everything__echo {"message":"one"}');
+    let later = (await allEvents(server, threadId)).slice(before);
+    expect(statuses(later).map((s) => s.status)).toEqual(['connected']);
+    expect(later.find((e) => e.type === 'tool_call.end')!.data).toMatchObject({ output: 'Echo: one' });
+
+    // The server dies between turns: the next turn starts it again and calls it.
+    process.kill(first!, 'SIGKILL');
+    await expect.poll(() => hostProcesses(argv), { timeout: 10_000 }).toEqual([]);
+    before = (await allEvents(server, threadId)).length;
+    await nextTurn(threadId, '::call mcp__everything__echo {"message":"two"}');
+    later = (await allEvents(server, threadId)).slice(before);
+    expect(statuses(later).map((s) => s.status)).toEqual(['connecting', 'connected']);
+    expect(later.find((e) => e.type === 'tool_call.end')!.data).toMatchObject({
+      status: 'ok',
+      output: 'Echo: two',
+    });
+    expect(hostProcesses(argv)).toHaveLength(1);
+    expect(hostProcesses(argv)).not.toEqual([first]);
   });
 
   it('reports a command server that fails, and the turn still runs', async () => {
