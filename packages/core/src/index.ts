@@ -40,6 +40,7 @@ export * from './machines/machine-lifecycle.ts';
 export * from './manifests/get-manifest.ts';
 export * from './manifests/load-manifest.ts';
 export * from './manifests/publish-manifest.ts';
+export * from './mcp/mcp-oauth.ts';
 export * from './mcp/mcp-server-report.ts';
 export * from './mcp/probe-mcp-server.ts';
 export * from './mcp/relay-mcp-request.ts';

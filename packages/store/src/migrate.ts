@@ -17,6 +17,7 @@ import * as waitingInputs from './migrations/0014-waiting-inputs.ts';
 import * as liveSandboxes from './migrations/0015-live-sandboxes.ts';
 import * as inputModelOptions from './migrations/0016-input-model-options.ts';
 import * as liveSandboxIds from './migrations/0017-live-sandbox-ids.ts';
+import * as mcpOauthFlows from './migrations/0020-mcp-oauth-flows.ts';
 
 /** Migrations are listed in code (no directory scan), so the set is the same wherever the store runs. */
 const migrations = (seal: SealSecret | undefined): Record<string, Migration> => ({
@@ -34,6 +35,7 @@ const migrations = (seal: SealSecret | undefined): Record<string, Migration> => 
   '0015-live-sandboxes': liveSandboxes,
   '0016-input-model-options': inputModelOptions,
   '0017-live-sandbox-ids': liveSandboxIds,
+  '0020-mcp-oauth-flows': mcpOauthFlows,
 });
 
 /** `seal` seals secrets that older versions stored in plain text (migration 0013 needs it when there are any). */

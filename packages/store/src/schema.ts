@@ -3,6 +3,7 @@ import type {
   AgentIntegrationsTable,
   AgentsTable,
   EvalRunsTable,
+  McpOauthFlowsTable,
   McpOauthTokensTable,
   McpServerProbesTable,
   TeamAgentGrantsTable,
@@ -68,4 +69,5 @@ export interface Database {
   orchestration_edges: OrchestrationEdgesTable;
   mcp_server_probes: McpServerProbesTable;
   mcp_oauth_tokens: McpOauthTokensTable;
+  mcp_oauth_flows: McpOauthFlowsTable;
 }

@@ -22,6 +22,7 @@ import { codeRoutes } from './public/code.ts';
 import { eventStreamRoutes } from './public/event-stream.ts';
 import { fileRoutes } from './public/files.ts';
 import { machineRoutes } from './public/machines.ts';
+import { mcpOauthRoutes } from './public/mcp-oauth.ts';
 import { mcpRelayRoutes } from './public/mcp-relay.ts';
 import { taskRoutes } from './public/tasks.ts';
 import { threadRoutes } from './public/threads.ts';
@@ -101,6 +102,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   agentRoutes(app, options.services);
   codeRoutes(app, options.services);
   await mcpRelayRoutes(app, options.services);
+  mcpOauthRoutes(app, options.services);
   fileRoutes(app, options.services);
   uploadRoutes(app, options.services);
   await tusUploadRoutes(app, options.services, options.uploadDatastore);

@@ -116,8 +116,8 @@ export async function getMcpServerReport(
 }
 
 /**
- * Stores an agent's OAuth token for one of its MCP servers, sealed. The seam an OAuth flow (not in
- * the spec yet) writes through; the report then answers `oauth_connected` until `expiresAt`.
+ * Stores an agent's OAuth token for one of its MCP servers, sealed. The OAuth flow (`mcp-oauth.ts`)
+ * writes through it; the report then answers `oauth_connected` until `expiresAt`.
  */
 export async function saveMcpOauthToken(
   services: Pick<Services, 'store' | 'secrets'>,
@@ -127,6 +127,8 @@ export async function saveMcpOauthToken(
     accessToken: string;
     refreshToken?: string;
     expiresAt?: string;
+    /** The OAuth client and authorization server (JSON) a refresh needs; sealed here. */
+    client?: string;
   },
 ): Promise<void> {
   const now = timestamp();
@@ -136,6 +138,7 @@ export async function saveMcpOauthToken(
     access_token_sealed: services.secrets.seal(token.accessToken),
     refresh_token_sealed: token.refreshToken ? services.secrets.seal(token.refreshToken) : null,
     expires_at: token.expiresAt ?? null,
+    client_sealed: token.client ? services.secrets.seal(token.client) : null,
     created_at: now,
     updated_at: now,
   });

@@ -1,16 +1,11 @@
 import { timestamp } from '@paddock/protocol';
-import {
-  findAgent,
-  listMcpOauthTokens,
-  listMcpServerProbes,
-  type McpServerProbeRow,
-  upsertMcpServerProbe,
-} from '@paddock/store';
+import { findAgent, listMcpServerProbes, type McpServerProbeRow, upsertMcpServerProbe } from '@paddock/store';
 import { openMcpServers } from '../agents/mcp-server-secrets.ts';
 import { reachableThread } from '../auth/access.ts';
 import type { Ctx, Services } from '../context.ts';
 import { PaddockError, threadNotFound } from '../errors.ts';
 import { isOutboundAddressError } from '../outbound/outbound-guard.ts';
+import { mcpAccessToken } from './mcp-oauth.ts';
 
 /** The request headers of the MCP streamable-HTTP exchange the relay passes on; no others. */
 const forwardedHeaders = [
@@ -36,7 +31,7 @@ export interface McpRelayRequest {
  * The MCP relay: a sandbox's only way to a `url` MCP server of its agent. The exchange (streamable
  * HTTP) is passed to the server's stored URL through the outbound guard, so a server at an address
  * the deployment does not allow is refused; the server's stored `headers` are added here, and the
- * agent's OAuth token for it when it has a live one, so neither ever enters the sandbox. Of the
+ * agent's OAuth token for it (refreshed once lapsed) when it has one, so neither ever enters the sandbox. Of the
  * caller's headers only the protocol's pass (never its `Authorization`, the thread's own token).
  * Answers the server's response as it comes (SSE included). Each connection (`initialize`) and each
  * failure is recorded as the server's last check, which the MCP server report shows.
@@ -61,10 +56,11 @@ export async function relayMcpRequest(
     if (typeof value === 'string') headers[name] = value;
   }
   Object.assign(headers, server.headers);
-  const now = timestamp(new Date(ctx.clock.now()));
-  const token = (await listMcpOauthTokens(ctx.store.db, agent.id)).find((t) => t.server_name === server.name);
-  if (token && (token.expires_at === null || token.expires_at > now))
-    headers.authorization = `Bearer ${services.secrets.open(token.access_token_sealed)}`;
+  const accessToken = await mcpAccessToken(
+    { ...services, store: ctx.store },
+    { agentId: agent.id, serverName: server.name, now: timestamp(new Date(ctx.clock.now())) },
+  );
+  if (accessToken) headers.authorization = `Bearer ${accessToken}`;
 
   const record = async (result: Pick<McpServerProbeRow, 'status' | 'error' | 'oauth_required'>) => {
     const previous = (await listMcpServerProbes(ctx.store.db, agent.id)).find(

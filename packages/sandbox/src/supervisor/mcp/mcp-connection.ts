@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
@@ -24,6 +25,11 @@ export interface McpConnection {
   readonly tools: McpTool[];
   /** The process of a `stdio` server; null for an `http` one. */
   readonly pid: number | null;
+  /**
+   * False once a `stdio` server's process has exited, even before its end reached the client (a
+   * zombie not yet reaped): a turn starting then starts it again rather than offering a dead server.
+   */
+  alive(): boolean;
   call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpToolResult>;
   close(): Promise<void>;
 }
@@ -96,9 +102,11 @@ export async function openMcpConnection(options: McpConnectionOptions): Promise<
       }
     }
     connected = true;
+    const pid = transport instanceof StdioClientTransport ? transport.pid : null;
     return {
       tools,
-      pid: transport instanceof StdioClientTransport ? transport.pid : null,
+      pid,
+      alive: () => pid === null || processAlive(pid),
       async call(tool, args, signal) {
         const result = (await client.callTool({ name: tool, arguments: args }, undefined, {
           signal,
@@ -142,4 +150,14 @@ function describeFailure(error: unknown, stderr: string): string {
   else reason = error instanceof Error ? error.message : String(error);
   const lastLine = stderr.split('\n').at(-1);
   return lastLine ? `${reason} (stderr: ${lastLine})` : reason;
+}
+
+/** Whether a process runs: it is in /proc and not a zombie. */
+function processAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
 }

@@ -71,11 +71,11 @@ export class McpServers implements McpToolbox {
           };
           this.#entries.set(server.name, entry);
         }
-        if (entry.connection) {
+        if (entry.connection?.alive()) {
           report(entry.state);
           return undefined;
         }
-        return this.#connect(entry);
+        return this.#restart(entry);
       }),
     );
   }
@@ -97,7 +97,7 @@ export class McpServers implements McpToolbox {
   ): Promise<McpToolResult> {
     const entry = this.#entries.get(server);
     if (!entry) throw new Error(`no MCP server named ${server}`);
-    if (!entry.connection) await this.#connect(entry);
+    if (!entry.connection?.alive()) await this.#restart(entry);
     if (!entry.connection) throw new Error(`MCP server ${server} is not connected: ${entry.state.error}`);
     return entry.connection.call(tool, args, signal);
   }
@@ -107,6 +107,12 @@ export class McpServers implements McpToolbox {
     const entries = [...this.#entries.values()];
     this.#entries.clear();
     await Promise.all(entries.map((entry) => this.#disconnect(entry)));
+  }
+
+  /** Connects a server that is not connected, after closing what is left of a dead connection. */
+  async #restart(entry: Entry): Promise<void> {
+    if (entry.connection) await this.#disconnect(entry);
+    await this.#connect(entry);
   }
 
   #connect(entry: Entry): Promise<void> {
