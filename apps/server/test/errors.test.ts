@@ -338,6 +338,7 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
         'team_id',
         'orch_id',
         'asset',
+        'server_name',
       ]),
     );
 
@@ -359,6 +360,7 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
         'getTusUploadOffset',
         'appendTusUploadBytes',
         'getTusOptions',
+        'finishMcpServerOauth',
       ].sort(),
     );
     // As the server answers: every operation that needs a bearer token refuses a request without one.

@@ -25,46 +25,52 @@ export async function mcpRelayRoutes(app: FastifyInstance, services: Services): 
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) =>
       done(null, body),
     );
-    scope.withTypeProvider<ZodTypeProvider>().route({
-      method: ['GET', 'POST', 'DELETE'],
-      url: '/v2/threads/:thread_id/mcp/:server_name',
-      config: { auth: { scope: 'publish' } },
-      schema: {
-        operationId: 'relayMcp',
-        summary: "Reach one of the thread's agent's url MCP servers (streamable HTTP, relayed)",
-        params: threadParamsSchema.extend({ server_name: z.string().min(1).max(100) }),
-        errors: ['thread_not_found', 'mcp_server_not_found', 'mcp_server_unreachable'],
-        response: {
-          200: rawBody(
-            "The MCP server's answer as it sent it (JSON, or server-sent events); its other statuses pass too",
-            'application/json',
-            'text/event-stream',
-          ),
+    const operations = [
+      ['POST', 'relayMcpMessage', 'Send a JSON-RPC message to one of the agent’s url MCP servers (relayed)'],
+      ['GET', 'relayMcpStream', 'Open the server’s stream of one of the agent’s url MCP servers (relayed)'],
+      ['DELETE', 'relayMcpSessionEnd', 'End the session with one of the agent’s url MCP servers (relayed)'],
+    ] as const;
+    for (const [method, operationId, summary] of operations)
+      scope.withTypeProvider<ZodTypeProvider>().route({
+        method,
+        url: '/v2/threads/:thread_id/mcp/:server_name',
+        config: { auth: { scope: 'publish' } },
+        schema: {
+          operationId,
+          summary,
+          params: threadParamsSchema.extend({ server_name: z.string().min(1).max(100) }),
+          errors: ['thread_not_found', 'mcp_server_not_found', 'mcp_server_unreachable'],
+          response: {
+            200: rawBody(
+              "The MCP server's answer as it sent it (JSON, or server-sent events); its other statuses pass too",
+              'application/json',
+              'text/event-stream',
+            ),
+          },
         },
-      },
-      handler: async (request, reply) => {
-        // The sandbox going away ends the upstream exchange (a server's stream included).
-        const gone = new AbortController();
-        reply.raw.on('close', () => {
-          if (!reply.raw.writableFinished) gone.abort();
-        });
-        const answer = await relayMcpRequest(ctxOf(services, request), services, {
-          threadId: request.params.thread_id,
-          serverName: request.params.server_name,
-          method: request.method as 'GET' | 'POST' | 'DELETE',
-          headers: request.headers,
-          body: Buffer.isBuffer(request.body) ? request.body.toString('utf8') : undefined,
-          signal: gone.signal,
-        });
-        // Whatever status the server answered (documented as 200 and the relay's own errors).
-        reply.code(answer.status as 200);
-        for (const name of answeredHeaders) {
-          const value = answer.headers.get(name);
-          if (value !== null) reply.header(name, value);
-        }
-        if (!answer.body) return reply.send();
-        return reply.send(Readable.fromWeb(answer.body as WebReadableStream<Uint8Array>));
-      },
-    });
+        handler: async (request, reply) => {
+          // The sandbox going away ends the upstream exchange (a server's stream included).
+          const gone = new AbortController();
+          reply.raw.on('close', () => {
+            if (!reply.raw.writableFinished) gone.abort();
+          });
+          const answer = await relayMcpRequest(ctxOf(services, request), services, {
+            threadId: request.params.thread_id,
+            serverName: request.params.server_name,
+            method,
+            headers: request.headers,
+            body: Buffer.isBuffer(request.body) ? request.body.toString('utf8') : undefined,
+            signal: gone.signal,
+          });
+          // Whatever status the server answered (documented as 200 and the relay's own errors).
+          reply.code(answer.status as 200);
+          for (const name of answeredHeaders) {
+            const value = answer.headers.get(name);
+            if (value !== null) reply.header(name, value);
+          }
+          if (!answer.body) return reply.send();
+          return reply.send(Readable.fromWeb(answer.body as WebReadableStream<Uint8Array>));
+        },
+      });
   });
 }
