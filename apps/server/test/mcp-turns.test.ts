@@ -191,6 +191,22 @@ describe.each(testDatabases())('MCP servers in turns on $name', (database) => {
     });
   });
 
+  it('offers the servers’ tools in knowledge_cloud too', async () => {
+    const { threadId } = await runThread(
+      {
+        harness: 'knowledge_cloud',
+        mcp_servers: [{ name: 'everything', command: 'node', args: [everything, 'stdio'] }],
+      },
+      '::call mcp__everything__get-sum {"a":2,"b":3}',
+    );
+    const events = await allEvents(server, threadId);
+    expect(events.find((e) => e.type === 'tool_call.start')!.data).toMatchObject({
+      name: 'mcp__everything__get-sum',
+    });
+    expect(events.find((e) => e.type === 'tool_call.end')!.data).toMatchObject({ status: 'ok' });
+    expect(String(events.find((e) => e.type === 'tool_call.end')!.data.output)).toContain('5');
+  });
+
   it('reaches a url server through the relay, which adds its headers: they never enter the sandbox', async () => {
     const { threadId } = await runThread(
       { mcp_servers: [{ name: 'remote', url: remote.url, headers: { 'X-Api-Key': apiKey } }] },
