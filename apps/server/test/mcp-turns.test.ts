@@ -208,7 +208,7 @@ describe.each(testDatabases())('MCP servers in turns on $name', (database) => {
   });
 
   it('reaches a url server through the relay, which adds its headers: they never enter the sandbox', async () => {
-    const { threadId } = await runThread(
+    const { threadId, agentId } = await runThread(
       { mcp_servers: [{ name: 'remote', url: remote.url, headers: { 'X-Api-Key': apiKey } }] },
       '::call mcp__remote__lookup {"word":"paddock"}',
     );
@@ -227,6 +227,13 @@ describe.each(testDatabases())('MCP servers in turns on $name', (database) => {
     expect((await transcript(server, threadId)).join('\n')).toContain('paddock means remote-answer');
     expect(remote.seen.length).toBeGreaterThan(0);
     expect(remote.seen.every((key) => key === apiKey)).toBe(true);
+    // The relay recorded the connection as the server's last check.
+    const probe = await server.paddock.services.store.db
+      .selectFrom('mcp_server_probes')
+      .selectAll()
+      .where('agent_id', '=', agentId)
+      .executeTakeFirstOrThrow();
+    expect(probe).toMatchObject({ server_name: 'remote', target: remote.url, status: 'ok', error: null });
 
     // The sandbox holds no trace of the header: not in its environment, not in any event.
     await nextTurn(threadId, '::sh env; cat /proc/self/environ | tr "\\0" "\\n"');

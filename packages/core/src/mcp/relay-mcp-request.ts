@@ -34,7 +34,7 @@ export interface McpRelayRequest {
  * agent's OAuth token for it (refreshed once lapsed) when it has one, so neither ever enters the sandbox. Of the
  * caller's headers only the protocol's pass (never its `Authorization`, the thread's own token).
  * Answers the server's response as it comes (SSE included). Each connection (`initialize`) and each
- * failure is recorded as the server's last check, which the MCP server report shows.
+ * failed message is recorded as the server's last check, which the MCP server report shows.
  */
 export async function relayMcpRequest(
   ctx: Ctx,
@@ -90,6 +90,9 @@ export async function relayMcpRequest(
     await record({ status: 'error', error: reason, oauth_required: 0 });
     throw new PaddockError('mcp_server_unreachable', `MCP server ${server.name}: ${reason}`);
   }
+  // Only messages say how the server is: a GET may be refused (405: the server offers no stream of
+  // its own) and a DELETE ends a session, without either being a failure to connect.
+  if (input.method !== 'POST') return response;
   if (!response.ok)
     await record({
       status: 'error',
@@ -99,8 +102,7 @@ export async function relayMcpRequest(
           ? 1
           : 0,
     });
-  else if (input.method === 'POST' && isInitialize(input.body))
-    await record({ status: 'ok', error: null, oauth_required: 0 });
+  else if (isInitialize(input.body)) await record({ status: 'ok', error: null, oauth_required: 0 });
   return response;
 }
 
