@@ -350,6 +350,7 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
         'orch_id',
         'asset',
         'model',
+        'server_name',
       ]),
     );
 
@@ -371,6 +372,7 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
         'getTusUploadOffset',
         'appendTusUploadBytes',
         'getTusOptions',
+        'finishMcpServerOauth',
       ].sort(),
     );
     // As the server answers: every operation that needs a bearer token refuses a request without one.

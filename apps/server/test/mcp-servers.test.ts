@@ -304,11 +304,31 @@ describe.each(testDatabases())('MCP server report on $name', (database) => {
     const { events } = server.paddock.services;
     // What a sandbox's harness emits on the thread's event log (the harness seam).
     await events.append(thread_id, null, [
-      { type: 'mcp.status', data: { name: 'files', status: 'failed', error: 'spawn ENOENT' } },
+      {
+        type: 'mcp.status',
+        data: { name: 'files', transport: 'stdio', status: 'failed', tool_count: 0, error: 'spawn ENOENT' },
+      },
     ]);
     await events.append(thread_id, null, [
-      { type: 'mcp.status', data: { name: 'files', status: 'connected', tool_count: 4 } as never },
-      { type: 'mcp.status', data: { name: 'search', status: 'failed', error: 'exited with code 1' } },
+      {
+        type: 'mcp.status',
+        data: { name: 'files', transport: 'stdio', status: 'connected', tool_count: 4, error: null },
+      },
+      {
+        type: 'mcp.status',
+        data: {
+          name: 'search',
+          transport: 'stdio',
+          status: 'failed',
+          tool_count: 0,
+          error: 'exited with code 1',
+        },
+      },
+      // Connecting is no connection's result: the report keeps the one before it.
+      {
+        type: 'mcp.status',
+        data: { name: 'files', transport: 'stdio', status: 'connecting', tool_count: 0, error: null },
+      },
     ]);
     const items = await report(agent_id);
     expect(items[0]).toMatchObject({

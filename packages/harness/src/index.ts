@@ -1,3 +1,5 @@
+export { mcpToolName } from './mcp/mcp-tool-name.ts';
+export type * from './mcp/mcp-toolbox.ts';
 export { preloadHarnesses } from './preload.ts';
 export { externalHarnessNames, getHarness, isHarnessName } from './registry.ts';
 export { harnessTurnResultSchema } from './turn-result-schema.ts';

@@ -1,5 +1,6 @@
 import type { DraftEvent, ModelSettings, SteeredMessage, TurnResult } from '@paddock/protocol';
 import type { ModelMessage } from 'ai';
+import type { McpToolbox } from './mcp/mcp-toolbox.ts';
 
 /** Where a harness reaches models: the Paddock model gateway, an OpenAI-compatible endpoint. */
 export interface GatewayAccess {
@@ -29,6 +30,8 @@ export interface HarnessTurnInput {
   emit(event: DraftEvent): void;
   /** Messages that join this turn while it runs (native steering), for harnesses that take them. */
   inbox?: SteeringInbox;
+  /** The agent's MCP servers the sandbox runs: their tools are offered to the model. */
+  mcp?: McpToolbox;
 }
 
 /**

@@ -28,6 +28,7 @@ export const errorStatus = {
   org_not_found: 404,
   eval_not_found: 404,
   skill_not_found: 404,
+  mcp_server_not_found: 404,
   conflict: 409,
   idempotency_key_reused: 409,
   input_generation_stale: 409,
@@ -39,6 +40,7 @@ export const errorStatus = {
   invalid_path: 400,
   invalid_env_name: 400,
   base_revision_required: 400,
+  mcp_oauth_state_invalid: 400,
   orchestration_member_denied: 400,
   invalid_orchestration_edge: 400,
   not_a_file: 400,
@@ -70,6 +72,8 @@ export const errorStatus = {
   sandbox_unavailable: 503,
   turn_interrupt_unconfirmed: 503,
   turn_interrupt_recovery_required: 503,
+  mcp_server_unreachable: 502,
+  mcp_oauth_failed: 502,
   internal: 500,
 } as const;
 export type ErrorCode = keyof typeof errorStatus;

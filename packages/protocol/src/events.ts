@@ -31,6 +31,18 @@ export type OutcomeStatus = (typeof outcomeStatuses)[number];
 export const stopReasons = ['end_turn', 'cancelled', 'error', 'max_turns'] as const;
 export type StopReason = (typeof stopReasons)[number];
 
+export const mcpStatuses = ['connecting', 'connected', 'failed', 'needs_auth'] as const;
+
+/** An MCP server's state in the sandbox, at a turn's start and whenever it changes. */
+export interface McpStatusData {
+  name: string;
+  transport: 'stdio' | 'http';
+  status: (typeof mcpStatuses)[number];
+  tool_count: number;
+  /** Why it failed or needs authorization; null otherwise. */
+  error: string | null;
+}
+
 /** The `data` payload of each event type, as harnesses and the runtime produce them. */
 export interface EventData {
   'user.message': { message_id: string; content: string; role: string };
@@ -48,7 +60,7 @@ export interface EventData {
     exit_code?: number;
   };
   'plan.update': { entries: unknown[] };
-  'mcp.status': { name: string; status: string; error?: string };
+  'mcp.status': McpStatusData;
   /** The registry skills a thread got, each source's version (D14); once, when the thread is created. */
   'skills.resolved': { skills: { source: string; creator: string; slug: string; version: string }[] };
   'sandbox.status': { status: string; isolation?: string; detail?: string };
@@ -84,7 +96,13 @@ const eventDataSchemas = {
     exit_code: z.number().int().optional(),
   }),
   'plan.update': z.looseObject({ entries: z.array(z.unknown()) }),
-  'mcp.status': z.looseObject({ name: text, status: text, error: text.optional() }),
+  'mcp.status': z.looseObject({
+    name: text,
+    transport: z.enum(['stdio', 'http']),
+    status: z.enum(mcpStatuses),
+    tool_count: z.number().int().nonnegative(),
+    error: text.nullable(),
+  }),
   'skills.resolved': z.looseObject({
     skills: z.array(z.looseObject({ source: text, creator: text, slug: text, version: text })),
   }),

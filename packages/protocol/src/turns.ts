@@ -27,6 +27,24 @@ const id = z.string().min(1).max(200);
 export const steeredMessageSchema = z.object({ id, content: z.string() });
 export type SteeredMessage = z.infer<typeof steeredMessageSchema>;
 
+/**
+ * An enabled MCP server of the agent, as a turn carries it into the sandbox. A `stdio` server is run
+ * there (its `env` values opened, like the agent's secrets); an `http` server (a `url` one) is
+ * reached through the Paddock server's MCP relay by name, so neither its URL nor its headers enter
+ * the sandbox.
+ */
+export const turnMcpServerSchema = z.discriminatedUnion('transport', [
+  z.object({
+    name: z.string().min(1).max(100),
+    transport: z.literal('stdio'),
+    command: z.string().min(1),
+    args: z.array(z.string()),
+    env: z.record(z.string(), z.string()),
+  }),
+  z.object({ name: z.string().min(1).max(100), transport: z.literal('http') }),
+]);
+export type TurnMcpServer = z.infer<typeof turnMcpServerSchema>;
+
 /** A turn for the sandbox; the harness reaches the model gateway with the sandbox's own token. */
 export function turnCommandSchema<M extends ConversationMessage>(message: z.ZodType<M>) {
   return z.object({
@@ -38,6 +56,8 @@ export function turnCommandSchema<M extends ConversationMessage>(message: z.ZodT
     messages: z.array(message),
     /** What the turn's model calls apply, from the `model_options` of the inputs it took. */
     model_options: modelSettingsSchema.optional(),
+    /** The agent's enabled MCP servers; the sandbox keeps them running across turns. */
+    mcp_servers: z.array(turnMcpServerSchema).max(50).optional(),
   });
 }
 export type TurnCommand<M extends ConversationMessage = ConversationMessage> = z.infer<

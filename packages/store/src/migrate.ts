@@ -19,6 +19,7 @@ import * as inputModelOptions from './migrations/0016-input-model-options.ts';
 import * as liveSandboxIds from './migrations/0017-live-sandbox-ids.ts';
 import * as modelUsage from './migrations/0018-model-usage.ts';
 import * as skills from './migrations/0019-skills.ts';
+import * as mcpOauthFlows from './migrations/0020-mcp-oauth-flows.ts';
 
 /** Migrations are listed in code (no directory scan), so the set is the same wherever the store runs. */
 const migrations = (seal: SealSecret | undefined): Record<string, Migration> => ({
@@ -38,6 +39,7 @@ const migrations = (seal: SealSecret | undefined): Record<string, Migration> => 
   '0017-live-sandbox-ids': liveSandboxIds,
   '0018-model-usage': modelUsage,
   '0019-skills': skills,
+  '0020-mcp-oauth-flows': mcpOauthFlows,
 });
 
 /** `seal` seals secrets that older versions stored in plain text (migration 0013 needs it when there are any). */

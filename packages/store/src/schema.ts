@@ -3,6 +3,7 @@ import type {
   AgentIntegrationsTable,
   AgentsTable,
   EvalRunsTable,
+  McpOauthFlowsTable,
   McpOauthTokensTable,
   McpServerProbesTable,
   TeamAgentGrantsTable,
@@ -74,4 +75,5 @@ export interface Database {
   mcp_oauth_tokens: McpOauthTokensTable;
   model_usage: ModelUsageTable;
   skill_versions: SkillVersionsTable;
+  mcp_oauth_flows: McpOauthFlowsTable;
 }

@@ -22,6 +22,8 @@ import { codeRoutes } from './public/code.ts';
 import { eventStreamRoutes } from './public/event-stream.ts';
 import { fileRoutes } from './public/files.ts';
 import { machineRoutes } from './public/machines.ts';
+import { mcpOauthRoutes } from './public/mcp-oauth.ts';
+import { mcpRelayRoutes } from './public/mcp-relay.ts';
 import { skillRoutes } from './public/skills.ts';
 import { taskRoutes } from './public/tasks.ts';
 import { threadRoutes } from './public/threads.ts';
@@ -100,6 +102,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   machineRoutes(app, options.services);
   agentRoutes(app, options.services);
   codeRoutes(app, options.services);
+  await mcpRelayRoutes(app, options.services);
+  mcpOauthRoutes(app, options.services);
   fileRoutes(app, options.services);
   uploadRoutes(app, options.services);
   skillRoutes(app, options.services);

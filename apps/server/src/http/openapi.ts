@@ -42,6 +42,11 @@ const tags = [
   { name: 'Agents', paths: /^\/v2\/agents\b/, description: 'Agents on the public surface.' },
   { name: 'Machines', paths: /^\/v2\/machines\b/, description: 'Sandbox providers, sizes and features.' },
   {
+    name: 'MCP authorization',
+    paths: /^\/v2\/mcp\b/,
+    description: "Where an MCP server's authorization server sends the user back (OAuth).",
+  },
+  {
     name: 'Model gateway',
     paths: /^\/v2\/gateway\b/,
     description: 'An OpenAI-compatible model endpoint for sandboxes.',

@@ -116,8 +116,8 @@ export async function getMcpServerReport(
 }
 
 /**
- * Stores an agent's OAuth token for one of its MCP servers, sealed. The seam an OAuth flow (not in
- * the spec yet) writes through; the report then answers `oauth_connected` until `expiresAt`.
+ * Stores an agent's OAuth token for one of its MCP servers, sealed. The OAuth flow (`mcp-oauth.ts`)
+ * writes through it; the report then answers `oauth_connected` until `expiresAt`.
  */
 export async function saveMcpOauthToken(
   services: Pick<Services, 'store' | 'secrets'>,
@@ -127,6 +127,8 @@ export async function saveMcpOauthToken(
     accessToken: string;
     refreshToken?: string;
     expiresAt?: string;
+    /** The OAuth client and authorization server (JSON) a refresh needs; sealed here. */
+    client?: string;
   },
 ): Promise<void> {
   const now = timestamp();
@@ -136,6 +138,7 @@ export async function saveMcpOauthToken(
     access_token_sealed: services.secrets.seal(token.accessToken),
     refresh_token_sealed: token.refreshToken ? services.secrets.seal(token.refreshToken) : null,
     expires_at: token.expiresAt ?? null,
+    client_sealed: token.client ? services.secrets.seal(token.client) : null,
     created_at: now,
     updated_at: now,
   });
@@ -194,8 +197,8 @@ function probeOnce(
 type SandboxCheck = Omit<McpServerReport['last_check'], 'source'>;
 
 /**
- * The newest `mcp.status` per server name. A status of `connected`, `ready` or `ok` is ok; any
- * other is an error, explained by the event's `error` or its status.
+ * The newest `mcp.status` per server name, `connecting` ones aside. A status of `connected`, `ready`
+ * or `ok` is ok; any other is an error, explained by the event's `error` or its status.
  */
 function newestStatusByName(events: readonly { data: string; ts: string }[]): Map<string, SandboxCheck> {
   const newest = new Map<string, SandboxCheck>();
@@ -208,11 +211,13 @@ function newestStatusByName(events: readonly { data: string; ts: string }[]): Ma
     };
     if (typeof data.name !== 'string' || newest.has(data.name)) continue;
     const status = typeof data.status === 'string' ? data.status : 'unknown';
+    // A server still connecting has no result yet: the one before stands.
+    if (status === 'connecting') continue;
     const ok = ['connected', 'ready', 'ok'].includes(status);
     newest.set(data.name, {
       status: ok ? 'ok' : 'error',
       error: ok ? null : typeof data.error === 'string' ? data.error : status,
-      tool_count: typeof data.tool_count === 'number' ? data.tool_count : null,
+      tool_count: ok && typeof data.tool_count === 'number' ? data.tool_count : null,
       checked_at: event.ts,
     });
   }

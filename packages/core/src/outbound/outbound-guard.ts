@@ -15,8 +15,8 @@ export class OutboundAddressError extends Error {
 }
 
 /**
- * The one way the server makes HTTP requests on a user's behalf (the MCP probe; later the MCP relay
- * and webhooks): a `fetch` that connects only to public addresses, or to ranges the deployment allows.
+ * The one way the server makes HTTP requests on a user's behalf (the MCP probe, the MCP relay; later
+ * webhooks): a `fetch` that connects only to public addresses, or to ranges the deployment allows.
  * The check sits in the connection itself (name resolution, and the address a socket opened to), so
  * what is checked is what is connected to: a name that resolves once to a public address and then to
  * a private one (DNS rebinding), a redirect, or an IP literal cannot slip past it.

@@ -19,6 +19,7 @@ import {
 } from '@paddock/store';
 import type { Services } from '../context.ts';
 import { PaddockError } from '../errors.ts';
+import { turnMcpServers } from '../mcp/turn-mcp-servers.ts';
 import { deliverMessages } from '../threads/deliver-messages.ts';
 import { giveBackInput } from '../threads/give-back-input.ts';
 import { inputMessages, inputModelOptions } from '../threads/input-receipt.ts';
@@ -235,6 +236,7 @@ export function createTurnExecutor(services: ExecutorServices): TurnExecutor {
             instructions: agent.instructions ?? undefined,
             messages: toConversation(await listMessages(store.db, thread.id)),
             model_options: settings,
+            mcp_servers: turnMcpServers(services.secrets, agent.mcp_servers),
           },
           emit,
         );

@@ -6,6 +6,7 @@ import {
   stepCountIs,
   streamText,
 } from 'ai';
+import { mcpToolSet } from '../mcp/mcp-tool-set.ts';
 import type { Outcome } from '../tools/report-outcome.ts';
 import { createToolSet } from '../tools/tool-set.ts';
 import type { HarnessTurnInput } from '../types.ts';
@@ -27,15 +28,19 @@ export async function runAgentLoop(
 ): Promise<TurnResult<ModelMessage>> {
   let outcome: Outcome | undefined;
   const skillsDir = input.env.PADDOCK_SKILLS_DIR || undefined;
-  const tools = createToolSet(
-    { workspaceDir: input.workspaceDir, skillsDir, env: input.env, signal: input.signal },
-    {
-      shell: options.shell,
-      onOutcome: (reported) => {
-        outcome = reported;
+  const tools = {
+    ...(input.mcp ? mcpToolSet(input.mcp, input.signal) : {}),
+    // Built-in tools last: an MCP tool cannot take one's name (theirs start with `mcp__`).
+    ...createToolSet(
+      { workspaceDir: input.workspaceDir, skillsDir, env: input.env, signal: input.signal },
+      {
+        shell: options.shell,
+        onOutcome: (reported) => {
+          outcome = reported;
+        },
       },
-    },
-  );
+    ),
+  };
   const gateway = createOpenAICompatible({
     name: 'paddock',
     baseURL: input.gateway.baseURL,

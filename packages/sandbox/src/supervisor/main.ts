@@ -10,6 +10,7 @@ import type { RunnerCommand } from '../protocol.ts';
 import { runEntrypoint } from './entrypoint.ts';
 import { parseFlags } from './flags.ts';
 import { startLoopbackProxy } from './loopback-proxy.ts';
+import { McpServers } from './mcp/mcp-servers.ts';
 import { RunProcesses, withRun } from './run-processes.ts';
 import { send } from './send.ts';
 import { type HarnessModule, type SandboxContext, TurnRunner } from './turns.ts';
@@ -30,7 +31,8 @@ if (flags.warm) {
 }
 
 const runs = new RunProcesses({ ownPids: flags.ownPids });
-const turns = new TurnRunner(loadHarnesses, runs);
+const mcp = new McpServers(runs);
+const turns = new TurnRunner(loadHarnesses, runs, mcp);
 const configured = Promise.withResolvers<SandboxContext>();
 /** Aborted by `configure`: from then on a thread waits, and warming up would only compete with it. */
 const claimed = new AbortController();
@@ -48,7 +50,7 @@ readLines(process.stdin, (line) => {
   void handle(command);
 });
 // The runner is gone; nothing would read what we produce.
-process.stdin.on('end', () => process.exit(0));
+process.stdin.on('end', () => void stop());
 send({ type: 'ready', pid: process.pid });
 
 if (flags.proxySocket) {
@@ -139,6 +141,15 @@ async function handle(command: RunnerCommand): Promise<void> {
       return;
     }
     case 'shutdown':
-      process.exit(0);
+      await stop();
   }
+}
+
+/** How long the MCP servers get to close when the sandbox stops. */
+const mcpCloseMs = 2_000;
+
+/** The sandbox stops: its MCP servers are closed first (briefly: the sandbox's end kills them anyway). */
+async function stop(): Promise<never> {
+  await Promise.race([mcp.close(), new Promise((resolve) => setTimeout(resolve, mcpCloseMs))]);
+  process.exit(0);
 }

@@ -46,9 +46,20 @@ const maxSweeps = 50;
 export class RunProcesses {
   readonly #ownPids: boolean;
   readonly #codeRuns = new Map<string, Run>();
+  /** Processes the sandbox keeps across turns (MCP servers), and with them their children. */
+  readonly #kept = new Set<number>();
 
   constructor(options: { ownPids: boolean }) {
     this.#ownPids = options.ownPids;
+  }
+
+  /** A process of the sandbox's own, whichever turn started it: no Stop kills it or its children. */
+  keep(pid: number): void {
+    this.#kept.add(pid);
+  }
+
+  release(pid: number): void {
+    this.#kept.delete(pid);
   }
 
   /** A run begins now; its processes get `withRun(env, run)`. */
@@ -91,7 +102,8 @@ export class RunProcesses {
       const info = processes.get(pid);
       let verdict: boolean;
       if (!info || pid === 1 || pid === process.pid) verdict = false;
-      else if (info.startTicks < turn.startTicks || this.#inCodeRun(info)) verdict = true;
+      else if (info.startTicks < turn.startTicks || this.#kept.has(pid) || this.#inCodeRun(info))
+        verdict = true;
       else {
         verdicts.set(pid, false); // a cycle cannot happen in /proc, but a snapshot could race
         verdict = outside(info.ppid);

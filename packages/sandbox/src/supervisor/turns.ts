@@ -1,6 +1,7 @@
 import type { Harness, SteeringInbox } from '@paddock/harness';
-import type { SteeredMessage, TurnCommand, TurnResult } from '@paddock/protocol';
+import type { DraftEvent, SteeredMessage, TurnCommand, TurnResult } from '@paddock/protocol';
 import type { ModelMessage } from 'ai';
+import type { McpServers } from './mcp/mcp-servers.ts';
 import { type RunProcesses, withRun } from './run-processes.ts';
 import { send } from './send.ts';
 
@@ -75,9 +76,12 @@ export class TurnRunner {
    */
   readonly #interruptedEarly = new Set<string>();
 
-  constructor(loadHarnesses: () => Promise<HarnessModule>, runs: RunProcesses) {
+  readonly #mcp: McpServers;
+
+  constructor(loadHarnesses: () => Promise<HarnessModule>, runs: RunProcesses, mcp: McpServers) {
     this.#loadHarnesses = loadHarnesses;
     this.#runs = runs;
+    this.#mcp = mcp;
   }
 
   /**
@@ -144,7 +148,18 @@ export class TurnRunner {
     }
     if (this.#active?.turnId === turnId) this.#active.steerable = harness.steerable;
     if (!harness.steerable) inbox.close();
+    const emit = (event: DraftEvent): void => {
+      if (!finished) send({ type: 'event', turn_id: turnId, event });
+    };
     try {
+      // The servers outlive the turn; a Stop while they connect stops waiting for them.
+      const aborted = new Promise<void>((resolve) =>
+        controller.signal.addEventListener('abort', () => resolve()),
+      );
+      await Promise.race([
+        this.#mcp.prepare(command.mcp_servers ?? [], context, (data) => emit({ type: 'mcp.status', data })),
+        aborted,
+      ]);
       const result = await harness.runTurn({
         turnId,
         model: command.model,
@@ -163,14 +178,15 @@ export class TurnRunner {
         env: withRun(context.env, run),
         signal: controller.signal,
         inbox: harness.steerable ? inbox : undefined,
-        emit: (event) => {
-          if (!finished) send({ type: 'event', turn_id: turnId, event });
-        },
+        mcp: this.#mcp,
+        emit,
       });
       finish(result);
     } catch (error) {
       send({ type: 'log', level: 'error', message: `harness ${command.harness} crashed: ${stackOf(error)}` });
       finish(failed('harness_crashed', describe(error), false));
+    } finally {
+      this.#mcp.detach();
     }
   }
 

@@ -1,9 +1,24 @@
 import { type Selectable, sql } from 'kysely';
-import type { McpOauthTokensTable, McpServerProbesTable } from '../schema.ts';
+import type { McpOauthFlowsTable, McpOauthTokensTable, McpServerProbesTable } from '../schema.ts';
 import type { Db } from '../store.ts';
 
 export type McpServerProbeRow = Selectable<McpServerProbesTable>;
 export type McpOauthTokenRow = Selectable<McpOauthTokensTable>;
+export type McpOauthFlowRow = Selectable<McpOauthFlowsTable>;
+
+export async function insertMcpOauthFlow(db: Db, row: McpOauthFlowRow): Promise<void> {
+  await db.insertInto('mcp_oauth_flows').values(row).execute();
+}
+
+/** Takes a flow by its state: it is removed, so a callback is answered once. */
+export function takeMcpOauthFlow(db: Db, state: string): Promise<McpOauthFlowRow | undefined> {
+  return db.deleteFrom('mcp_oauth_flows').where('state', '=', state).returningAll().executeTakeFirst();
+}
+
+/** Drops flows begun before `before` (never finished). */
+export async function purgeMcpOauthFlows(db: Db, before: string): Promise<void> {
+  await db.deleteFrom('mcp_oauth_flows').where('created_at', '<', before).execute();
+}
 
 export function listMcpServerProbes(db: Db, agentId: string): Promise<McpServerProbeRow[]> {
   return db.selectFrom('mcp_server_probes').selectAll().where('agent_id', '=', agentId).execute();

@@ -99,6 +99,17 @@ export interface McpOauthTokensTable {
   access_token_sealed: string;
   refresh_token_sealed: string | null;
   expires_at: string | null;
+  /** The OAuth client the token was issued to and its authorization server (sealed JSON), for refreshes. */
+  client_sealed: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** An MCP OAuth authorization under way, by its `state`: the PKCE verifier and client, sealed. */
+export interface McpOauthFlowsTable {
+  state: string;
+  agent_id: string;
+  server_name: string;
+  flow_sealed: string;
+  created_at: string;
 }

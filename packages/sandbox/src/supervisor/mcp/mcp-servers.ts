@@ -1,0 +1,174 @@
+import type { McpTool, McpToolbox, McpToolResult } from '@paddock/harness';
+import type { McpStatusData, TurnMcpServer } from '@paddock/protocol';
+import type { McpConnection, McpConnectionOptions } from './mcp-connection.ts';
+
+/** What the servers run with: the sandbox's environment and workspace (`configure`). */
+export interface McpServerContext {
+  env: Record<string, string>;
+  workspaceDir: string;
+}
+
+interface Entry {
+  server: TurnMcpServer;
+  /** The server's config as JSON: a turn that brings another config for its name restarts it. */
+  key: string;
+  state: McpStatusData;
+  connection?: McpConnection;
+  connecting?: Promise<void>;
+}
+
+/**
+ * The agent's MCP servers, held by the supervisor for the life of the sandbox: each is started (or
+ * connected) once, the first turn that names it, and again on the next use or turn after it died.
+ * Every change of a server's state is reported to the running turn (`mcp.status`), and each turn
+ * starts with one report per server. The MCP SDK is loaded only when a turn names a server.
+ */
+export class McpServers implements McpToolbox {
+  readonly #entries = new Map<string, Entry>();
+  /** A `stdio` server's process belongs to the sandbox, not to the turn that started it (Stop spares it). */
+  readonly #keep: (pid: number) => void;
+  readonly #release: (pid: number) => void;
+  #context: McpServerContext | undefined;
+  #report: ((status: McpStatusData) => void) | undefined;
+
+  constructor(processes: { keep(pid: number): void; release(pid: number): void }) {
+    this.#keep = (pid) => processes.keep(pid);
+    this.#release = (pid) => processes.release(pid);
+  }
+
+  /**
+   * A turn begins with these servers: servers it no longer names are closed, the others connected
+   * unless they are, and each one's state reported. Answers once every server is connected or failed.
+   */
+  async prepare(
+    servers: TurnMcpServer[],
+    context: McpServerContext,
+    report: (status: McpStatusData) => void,
+  ): Promise<void> {
+    this.#context = context;
+    this.#report = report;
+    const wanted = new Map(servers.map((server) => [server.name, server]));
+    for (const [name, entry] of this.#entries) {
+      const server = wanted.get(name);
+      if (server && JSON.stringify(server) === entry.key) continue;
+      this.#entries.delete(name);
+      void this.#disconnect(entry);
+    }
+    await Promise.all(
+      [...wanted.values()].map((server) => {
+        let entry = this.#entries.get(server.name);
+        if (!entry) {
+          entry = {
+            server,
+            key: JSON.stringify(server),
+            state: {
+              name: server.name,
+              transport: server.transport,
+              status: 'connecting',
+              tool_count: 0,
+              error: null,
+            },
+          };
+          this.#entries.set(server.name, entry);
+        }
+        if (entry.connection?.alive()) {
+          report(entry.state);
+          return undefined;
+        }
+        return this.#restart(entry);
+      }),
+    );
+  }
+
+  /** The turn is over: changes until the next one are reported when it starts. */
+  detach(): void {
+    this.#report = undefined;
+  }
+
+  tools(): McpTool[] {
+    return [...this.#entries.values()].flatMap((entry) => entry.connection?.tools ?? []);
+  }
+
+  async call(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<McpToolResult> {
+    const entry = this.#entries.get(server);
+    if (!entry) throw new Error(`no MCP server named ${server}`);
+    if (!entry.connection?.alive()) await this.#restart(entry);
+    if (!entry.connection) throw new Error(`MCP server ${server} is not connected: ${entry.state.error}`);
+    return entry.connection.call(tool, args, signal);
+  }
+
+  /** The sandbox stops: every server is closed (a `stdio` server's process ends). */
+  async close(): Promise<void> {
+    const entries = [...this.#entries.values()];
+    this.#entries.clear();
+    await Promise.all(entries.map((entry) => this.#disconnect(entry)));
+  }
+
+  /** Connects a server that is not connected, after closing what is left of a dead connection. */
+  async #restart(entry: Entry): Promise<void> {
+    if (entry.connection) await this.#disconnect(entry);
+    await this.#connect(entry);
+  }
+
+  #connect(entry: Entry): Promise<void> {
+    entry.connecting ??= (async () => {
+      const context = this.#context;
+      if (!context) return;
+      this.#set(entry, { status: 'connecting', tool_count: 0, error: null });
+      try {
+        const { openMcpConnection } = await import('./mcp-connection.ts');
+        let connection: McpConnection | undefined;
+        const options: McpConnectionOptions = {
+          server: entry.server,
+          env: context.env,
+          workspaceDir: context.workspaceDir,
+          onLost: () => {
+            if (!connection || entry.connection !== connection) return;
+            entry.connection = undefined;
+            if (connection.pid !== null) this.#release(connection.pid);
+            this.#set(entry, { status: 'failed', tool_count: 0, error: 'the server exited' });
+          },
+        };
+        connection = await openMcpConnection(options);
+        if (this.#entries.get(entry.server.name) !== entry) {
+          // Dropped while it connected (a later turn named another config, or the sandbox stops).
+          await connection.close();
+          return;
+        }
+        if (connection.pid !== null) this.#keep(connection.pid);
+        entry.connection = connection;
+        this.#set(entry, { status: 'connected', tool_count: connection.tools.length, error: null });
+      } catch (error) {
+        const { McpNeedsAuthError } = await import('./mcp-connection.ts');
+        const message = error instanceof Error ? error.message : String(error);
+        this.#set(entry, {
+          status: error instanceof McpNeedsAuthError ? 'needs_auth' : 'failed',
+          tool_count: 0,
+          error: message,
+        });
+      }
+    })().finally(() => {
+      entry.connecting = undefined;
+    });
+    return entry.connecting;
+  }
+
+  async #disconnect(entry: Entry): Promise<void> {
+    await entry.connecting?.catch(() => {});
+    const connection = entry.connection;
+    entry.connection = undefined;
+    if (!connection) return;
+    if (connection.pid !== null) this.#release(connection.pid);
+    await connection.close();
+  }
+
+  #set(entry: Entry, state: Pick<McpStatusData, 'status' | 'tool_count' | 'error'>): void {
+    entry.state = { ...entry.state, ...state };
+    this.#report?.(entry.state);
+  }
+}
