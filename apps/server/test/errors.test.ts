@@ -351,6 +351,10 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
         'asset',
         'model',
         'server_name',
+        // The skills registry's, as D14 names them.
+        'creator',
+        'slug',
+        'version',
       ]),
     );
 

@@ -250,14 +250,21 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
   it('steers a message into a running turn, and refuses one for a turn that is over', async () => {
     const threadId = randomUUID();
     await ensure(threadId);
-    const command = turnCommand('::sleep 400\nfirst');
-    const result = runner.runTurn(threadId, command, () => {});
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Steered while the turn's first step runs its tool: the message joins at the next step.
+    const command = turnCommand('::sh sleep 0.4');
+    let toolStarted!: () => void;
+    const running = new Promise<void>((resolve) => {
+      toolStarted = resolve;
+    });
+    const result = runner.runTurn(threadId, command, (event) => {
+      if (event.type === 'tool_call.start') toolStarted();
+    });
+    await running;
     const steered = await runner.steer(threadId, command.turn_id, [{ id: 'm-1', content: 'second' }]);
     expect(steered).toBe(true);
     const turn = await result;
     expect(turn.lastAssistantText).toBe('You said: second');
-    expect(turn.messages.map((m) => m.role)).toEqual(['assistant', 'user', 'assistant']);
+    expect(turn.messages.map((m) => m.role)).toEqual(['assistant', 'tool', 'user', 'assistant']);
     expect(await runner.steer(threadId, command.turn_id, [{ id: 'm-2', content: 'late' }])).toBe(false);
     await runner.stop(threadId);
   });
@@ -412,7 +419,7 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
       const [victim] = dirs;
       const victimPids = pidsOf(victim!);
       expect(victimPids.length).toBeGreaterThan(0);
-      for (const pid of victimPids) process.kill(Number(pid), 'SIGKILL');
+      for (const pid of victimPids) killIfAlive(Number(pid));
       for (let i = 0; i < 100 && standbyDirs(stateDir).includes(victim!); i++) {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
@@ -435,3 +442,12 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
     return stat !== undefined && stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
   }
 });
+
+/** SIGKILLs a process listed a moment ago, which may have exited since (ESRCH). */
+function killIfAlive(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
+}

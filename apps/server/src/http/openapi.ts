@@ -42,6 +42,11 @@ const tags = [
   { name: 'Agents', paths: /^\/v2\/agents\b/, description: 'Agents on the public surface.' },
   { name: 'Machines', paths: /^\/v2\/machines\b/, description: 'Sandbox providers, sizes and features.' },
   {
+    name: 'Skills',
+    paths: /^\/v2\/skills\b/,
+    description: "The skills registry: organizations' published, immutable skill versions.",
+  },
+  {
     name: 'MCP authorization',
     paths: /^\/v2\/mcp\b/,
     description: "Where an MCP server's authorization server sends the user back (OAuth).",
@@ -49,7 +54,7 @@ const tags = [
   {
     name: 'Model gateway',
     paths: /^\/v2\/gateway\b/,
-    description: 'An OpenAI-compatible model endpoint for sandboxes.',
+    description: 'One model router in every client dialect: OpenAI, Anthropic, Gemini.',
   },
   {
     name: 'Authentication',
