@@ -1,5 +1,5 @@
 import { newId, timestamp } from '@paddock/protocol';
-import { findDefaultOrgId, findUsageTargetOfThread, insertModelUsage } from '@paddock/store';
+import { findDefaultTeamId, findTeamOrgId, findUsageTargetOfThread, insertModelUsage } from '@paddock/store';
 import type { Ctx, Services } from '../context.ts';
 
 export interface ModelUsage {
@@ -22,7 +22,7 @@ export async function recordModelUsage(
   const threadId = binding.type === 'thread' ? binding.threadId : null;
   const target = threadId
     ? await findUsageTargetOfThread(ctx.store.db, threadId)
-    : { orgId: await findDefaultOrgId(ctx.store.db, ctx.actor.userId), turnId: null };
+    : { orgId: await defaultOrgOf(ctx), turnId: null };
   if (!target?.orgId) {
     ctx.log.warn({ model: usage.model }, 'model usage not counted: the caller belongs to no organization');
     return;
@@ -44,4 +44,10 @@ export async function recordModelUsage(
       },
     ]);
   }
+}
+
+/** The organization of the caller's default team (the one their agents land in). */
+async function defaultOrgOf(ctx: Ctx): Promise<string | undefined> {
+  const teamId = await findDefaultTeamId(ctx.store.db, ctx.actor.userId);
+  return teamId && findTeamOrgId(ctx.store.db, teamId);
 }

@@ -49,17 +49,3 @@ export async function sumOrgModelTokens(db: Db, orgId: string): Promise<number> 
   // PostgreSQL answers a sum of integers as a numeric string.
   return Number(row.total);
 }
-
-/** The organization a user's personal calls are counted to: their default team's (see `findDefaultTeamId`). */
-export async function findDefaultOrgId(db: Db, userId: string): Promise<string | undefined> {
-  const row = await db
-    .selectFrom('team_members')
-    .innerJoin('teams', 'teams.id', 'team_members.team_id')
-    .select('teams.org_id')
-    .where('team_members.user_id', '=', userId)
-    .orderBy('teams.created_at')
-    .orderBy('teams.id')
-    .limit(1)
-    .executeTakeFirst();
-  return row?.org_id;
-}
