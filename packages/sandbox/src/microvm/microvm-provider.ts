@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +8,7 @@ import { bwrapSandboxEnv, loopbackApiUrl } from '../bwrap-env.ts';
 import { startChildSandbox } from '../child-sandbox-process.ts';
 import { type CodeDir, type CodeLayout, sandboxCodeLayout } from '../code-paths.ts';
 import { sandboxLimits } from '../limits.ts';
-import type { SandboxProcess, SandboxProvider, SandboxSpec } from '../provider.ts';
+import type { SandboxProcess, SandboxProvider, SandboxSpec, SkillMount } from '../provider.ts';
 import { buildSandboxEtc } from '../sandbox-etc.ts';
 import { accelKernelArgs } from './accel.ts';
 import { serveApiPort } from './api-port.ts';
@@ -64,13 +64,20 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
     guestPath: sandboxPaths.workspace,
     readOnly: false,
   });
+  // The thread's skills: one read-only share per boot, a folder of the VM's holding a copy of each.
+  const skillsShare = (hostPath: string): GuestShare => ({
+    tag: 'skills',
+    hostPath,
+    guestPath: sandboxPaths.skills,
+    readOnly: true,
+  });
   const initramfs = join(options.stateDir, 'initramfs.img');
   await writeFile(
     initramfs,
     await buildInitramfs({
       busyboxPath: host.busyboxPath,
       modules: host.kernel.modules,
-      shares: [...staticShares, workspaceShare('')],
+      shares: [...staticShares, workspaceShare(''), skillsShare('')],
       uid,
       command: [
         ...['/usr/bin/env', '-i', 'PATH=/usr/bin:/bin', 'UV_THREADPOOL_SIZE=16'],
@@ -90,7 +97,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
   const accel = host.accel === 'kvm' ? 'KVM' : 'TCG software emulation (tests only)';
   const isolation = [
     `micro-VM: QEMU microvm with ${accel}, its own kernel (${host.kernel.version})`,
-    "the host's /usr, a generated /etc and Paddock's code (at /opt/paddock) read-only and the workspace read-write over 9p",
+    "the host's /usr, a generated /etc, Paddock's code (at /opt/paddock) and the thread's skills (at /skills) read-only and the workspace read-write over 9p",
     'no network device; the Paddock API over a virtio-serial port',
     `S/M/L memory and vCPUs; QEMU under seccomp${asRoot ? ", as its workspace's own uid" : ''}`,
   ].join('; ');
@@ -99,7 +106,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
     kind: 'microvm',
     isolation,
     sharedFolders: false,
-    skills: false,
+    skills: true,
     apiUrlInside: loopbackApiUrl,
     sandboxEnv: (_workspaceDir, env) => bwrapSandboxEnv(env),
     async create(spec: SandboxSpec): Promise<SandboxProcess> {
@@ -112,6 +119,11 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
       const sandboxUid = asRoot ? (spec.uid ?? uid) : uid;
       // Under the system's temp dir, not the state dir: a unix socket path has at most 107 bytes.
       const vmDir = await mkdtemp(join(tmpdir(), 'paddock-vm-'));
+      const skillsDir = join(vmDir, 'skills');
+      await copySkills(skillsDir, spec.skills ?? []).catch(async (error: unknown) => {
+        await rm(vmDir, { recursive: true, force: true });
+        throw error;
+      });
       const control = await listenOnce(join(vmDir, 'control.sock'));
       const api = await listenOnce(join(vmDir, 'api.sock'));
       const cleanup = async (): Promise<void> => {
@@ -128,7 +140,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
           cpus: limits.cpus,
           kernel: host.kernel.vmlinuz,
           initramfs,
-          shares: [...staticShares, workspaceShare(spec.workspaceDir)],
+          shares: [...staticShares, workspaceShare(spec.workspaceDir), skillsShare(skillsDir)],
           controlSocket: control.path,
           apiSocket: api.path,
           kernelArgs: [...kernelArgs, `paddock.uid=${sandboxUid}`],
@@ -179,6 +191,20 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
     },
     close: async () => {},
   };
+}
+
+/**
+ * The skills' folder of one VM: a copy of each skill's (written by the server, never by a sandbox)
+ * at `<slug>`, readable by all. A 9p share shows one host folder, and the skills' lie apart; the
+ * guest sees it read-only (QEMU's `readonly=on`, and mounted `ro`), and it goes with the VM.
+ */
+async function copySkills(dir: string, skills: SkillMount[]): Promise<void> {
+  await mkdir(dir, { mode: 0o755 });
+  for (const skill of skills) {
+    if (!/^[\w.-]+$/.test(skill.slug) || skill.slug === '.' || skill.slug === '..')
+      throw new Error(`invalid skill slug: ${skill.slug}`);
+    await cp(skill.hostDir, join(dir, skill.slug), { recursive: true });
+  }
 }
 
 /** One read-only share per code directory; the guest sees 9p mounts by tag, never their host paths. */
