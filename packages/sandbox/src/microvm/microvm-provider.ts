@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,8 +8,9 @@ import { bwrapSandboxEnv, loopbackApiUrl } from '../bwrap-env.ts';
 import { startChildSandbox } from '../child-sandbox-process.ts';
 import { type CodeDir, type CodeLayout, sandboxCodeLayout } from '../code-paths.ts';
 import { sandboxLimits } from '../limits.ts';
-import type { SandboxProcess, SandboxProvider, SandboxSpec, SkillMount } from '../provider.ts';
+import type { SandboxProcess, SandboxProvider, SandboxSpec } from '../provider.ts';
 import { buildSandboxEtc } from '../sandbox-etc.ts';
+import { copySkillFolders } from '../skill-copies.ts';
 import { accelKernelArgs } from './accel.ts';
 import { serveApiPort } from './api-port.ts';
 import type { GuestShare } from './guest-init.ts';
@@ -106,7 +107,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
     kind: 'microvm',
     isolation,
     sharedFolders: false,
-    skills: true,
+    skills: 'bound',
     apiUrlInside: loopbackApiUrl,
     sandboxEnv: (_workspaceDir, env) => bwrapSandboxEnv(env),
     async create(spec: SandboxSpec): Promise<SandboxProcess> {
@@ -119,8 +120,10 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
       const sandboxUid = asRoot ? (spec.uid ?? uid) : uid;
       // Under the system's temp dir, not the state dir: a unix socket path has at most 107 bytes.
       const vmDir = await mkdtemp(join(tmpdir(), 'paddock-vm-'));
+      // A 9p share shows one host folder, and the skills' lie apart: the VM's own copy of them,
+      // read-only to the guest (QEMU's `readonly=on`, mounted `ro`), gone with the VM.
       const skillsDir = join(vmDir, 'skills');
-      await copySkills(skillsDir, spec.skills ?? []).catch(async (error: unknown) => {
+      await copySkillFolders(skillsDir, spec.skills ?? []).catch(async (error: unknown) => {
         await rm(vmDir, { recursive: true, force: true });
         throw error;
       });
@@ -191,20 +194,6 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
     },
     close: async () => {},
   };
-}
-
-/**
- * The skills' folder of one VM: a copy of each skill's (written by the server, never by a sandbox)
- * at `<slug>`, readable by all. A 9p share shows one host folder, and the skills' lie apart; the
- * guest sees it read-only (QEMU's `readonly=on`, and mounted `ro`), and it goes with the VM.
- */
-async function copySkills(dir: string, skills: SkillMount[]): Promise<void> {
-  await mkdir(dir, { mode: 0o755 });
-  for (const skill of skills) {
-    if (!/^[\w.-]+$/.test(skill.slug) || skill.slug === '.' || skill.slug === '..')
-      throw new Error(`invalid skill slug: ${skill.slug}`);
-    await cp(skill.hostDir, join(dir, skill.slug), { recursive: true });
-  }
 }
 
 /** One read-only share per code directory; the guest sees 9p mounts by tag, never their host paths. */
