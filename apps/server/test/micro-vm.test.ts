@@ -76,7 +76,7 @@ describe.each(testDatabases())('sandbox_f micro-VMs on $name', (database) => {
   // KVM cannot run guests here, so the guest path runs under QEMU's software emulation (TCG), which
   // only this setting turns on. Everything but the CPU's accelerator is what production runs.
   it.skipIf(!qemuInstalled)(
-    'runs a thread in a micro-VM under TCG: a turn, then code whose files land in the workspace',
+    'runs a thread in a micro-VM under TCG: a turn reading its skill, then code whose files land in the workspace',
     { timeout: 180_000 },
     async () => {
       server = await startTestServer(database, {
@@ -85,10 +85,24 @@ describe.each(testDatabases())('sandbox_f micro-VMs on $name', (database) => {
       });
       const provider = await microVmProvider(server);
       expect(provider, provider.reason).toMatchObject({ available: true });
+      const skillMd = '---\nname: greeter\ndescription: Greets people.\n---\n\n# Greeter\n';
+      const files = [
+        { path: 'SKILL.md', content: skillMd },
+        { path: 'templates/hello.txt', content: 'hello in a micro-VM\n' },
+      ];
+      await json(
+        await server.request('PUT', '/v2/skills/default/greeter/versions/1.0.0', { body: { files } }),
+        201,
+      );
       const { thread_id: threadId } = await json<{ thread_id: string }>(
         await server.request('POST', '/v2/threads', {
           body: {
-            agent: agentSpec({ machine_kind: 'sandbox_f', machine_size: 'L', harness: 'coding_alpha' }),
+            agent: agentSpec({
+              machine_kind: 'sandbox_f',
+              machine_size: 'L',
+              harness: 'coding_alpha',
+              skills: [{ source: 'registry:default/greeter@1.0.0' }],
+            }),
           },
         }),
         201,
@@ -99,7 +113,15 @@ describe.each(testDatabases())('sandbox_f micro-VMs on $name', (database) => {
         await server.request('POST', `/v2/tasks/${threadId}/inputs`, {
           body: {
             input_id: randomUUID(),
-            messages: [{ content: '::sh echo -n $PADDOCK_TOKEN > token.txt' }],
+            messages: [
+              {
+                content: [
+                  '::sh echo -n $PADDOCK_TOKEN > token.txt; echo "dir=$PADDOCK_SKILLS_DIR"',
+                  'cat $PADDOCK_SKILLS_DIR/greeter/templates/hello.txt',
+                  'touch /skills/greeter/x 2>&1 || echo create-refused',
+                ].join('; '),
+              },
+            ],
           },
         }),
         201,
@@ -108,6 +130,11 @@ describe.each(testDatabases())('sandbox_f micro-VMs on $name', (database) => {
       // A failed turn says why (its error and end events), so a failure under emulation can be read.
       const why = (await allEvents(server, threadId)).filter((e) => ['error', 'turn.ended'].includes(e.type));
       expect(turn.status, JSON.stringify(why)).toBe('idle');
+      // The thread's skill, read-only at $PADDOCK_SKILLS_DIR in the guest (a 9p share of its own).
+      const shell = (await allEvents(server, threadId)).find((e) => e.type === 'tool_call.end');
+      expect(String(shell?.data.output)).toMatch(
+        /^dir=\/skills\nhello in a micro-VM\n.*Read-only file system.*create-refused/s,
+      );
       const token = await readFile(join(server.dataDir, 'workspaces', threadId, 'token.txt'), 'utf8');
       expect(token).toMatch(/^pdk_thr_/);
       const ran = await json<{ exit_code: number; stdout: string }>(

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mintToken } from '@paddock/core';
@@ -204,6 +204,52 @@ describe.each(testDatabases())('self-hosted runners ($name)', (database) => {
     });
     expect(refused.events.some((e) => e.type === 'tool_call.end')).toBe(false);
     expect(existsSync(join(runnerDir, 'workspaces', refused.threadId))).toBe(false);
+    await runner.stop();
+  }, 90_000);
+
+  it("writes the thread's skill versions into the runner's own folder, read-only at $PADDOCK_SKILLS_DIR", async () => {
+    const skillMd = '---\nname: greeter\ndescription: Greets people.\n---\n\n# Greeter\n';
+    const files = [
+      { path: 'SKILL.md', content: skillMd },
+      { path: 'templates/hello.txt', content: 'hello on a self-hosted runner\n' },
+    ];
+    await json(
+      await deployment.request('PUT', '/v2/skills/default/greeter/versions/1.0.0', { body: { files } }),
+      201,
+    );
+    const { agent_id: agentId } = await json<{ agent_id: string }>(
+      await deployment.request('POST', '/v2/threads', {
+        body: {
+          agent: agentSpec({
+            machine_kind: 'sandbox_e',
+            harness: 'coding_alpha',
+            title: randomUUID(),
+            skills: [{ source: 'registry:default/greeter@1.0.0' }],
+          }),
+        },
+      }),
+      201,
+    );
+    const runner = startSelfHosted(await agentToken(agentId));
+    await deployment.runnerConnected(connections() + 1);
+    const input = [
+      '::sh echo "dir=$PADDOCK_SKILLS_DIR"; cat $PADDOCK_SKILLS_DIR/greeter/templates/hello.txt',
+      '::sh touch /skills/greeter/x 2>&1 || echo create-refused',
+    ].join('\n');
+    const first = await turn(agentId, input);
+    const outputs = first.events.filter((e) => e.type === 'tool_call.end').map((e) => String(e.data.output));
+    expect(outputs).toContain('dir=/skills\nhello on a self-hosted runner\n');
+    expect(outputs.find((o) => o.includes('create-refused'))).toMatch(/Read-only file system/);
+    // The runner wrote the version under its own data dir, read-only; the server wrote none.
+    const folder = join(runnerDir, 'skills', 'default', 'greeter', '1.0.0');
+    expect(readFileSync(join(folder, 'SKILL.md'), 'utf8')).toBe(skillMd);
+    expect(statSync(join(folder, 'templates', 'hello.txt')).mode & 0o777).toBe(0o444);
+    expect(existsSync(join(deployment.dataDir, 'skills', 'default', 'greeter'))).toBe(false);
+    // Another thread's boot finds the folder there (written once).
+    const inode = statSync(folder).ino;
+    const second = await turn(agentId, '::sh cat $PADDOCK_SKILLS_DIR/greeter/SKILL.md');
+    expect(second.events.find((e) => e.type === 'tool_call.end')?.data).toMatchObject({ output: skillMd });
+    expect(statSync(folder).ino).toBe(inode);
     await runner.stop();
   }, 90_000);
 

@@ -145,7 +145,7 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
     isolation,
     cgroups: limited,
     sharedFolders: sharedRoot !== undefined,
-    skills: true,
+    skills: 'bound',
     warmed: compileCache.then(() => {}),
     apiUrlInside: loopbackApiUrl,
     sandboxEnv: (_workspaceDir, env) => bwrapSandboxEnv(env),

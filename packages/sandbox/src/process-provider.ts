@@ -27,7 +27,7 @@ export function createProcessProvider(options: ProcessProviderOptions = {}): San
       'process: a plain child process in the workspace directory with a scrubbed environment; ' +
       'no filesystem, network or resource isolation',
     sharedFolders: false,
-    skills: false,
+    skills: 'host',
     apiUrlInside: (hostApiUrl) => hostApiUrl,
     sandboxEnv: (workspaceDir, env) => ({
       PATH: path,

@@ -76,8 +76,13 @@ export interface SandboxProvider {
   readonly isolation: string;
   /** Whether its sandboxes can show a shared folder at `/shared` (see `attachShared`). */
   readonly sharedFolders: boolean;
-  /** Whether its sandboxes show the thread's skills read-only under `/skills` (see `SandboxSpec.skills`). */
-  readonly skills: boolean;
+  /**
+   * How its sandboxes show the thread's skills: `bound` read-only at `/skills/<slug>` (see
+   * `SandboxSpec.skills`); `host` where its sandboxes see the host's files as they are (no
+   * isolation): the booter points PADDOCK_SKILLS_DIR at a folder of the thread's on the host
+   * holding a copy of each, which such a sandbox could write to, as to anything its user can.
+   */
+  readonly skills: 'bound' | 'host';
   /** The URL a sandbox reaches the Paddock API at, given the server's own (with the runner's proxy). */
   apiUrlInside(hostApiUrl: string): string;
   /**

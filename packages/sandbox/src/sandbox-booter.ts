@@ -5,6 +5,7 @@ import type { SandboxLifecycle } from '@paddock/protocol';
 import { type ApiProxy, type ApiTarget, startApiProxy } from './api-proxy.ts';
 import { sandboxPaths } from './bwrap-args.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSize, SkillMount } from './provider.ts';
+import { copySkillFolders } from './skill-copies.ts';
 import { type StandbyOptions, StandbyPool } from './standby-pool.ts';
 import { type EntrypointOutputListener, type SandboxStatus, ThreadSandbox } from './thread-sandbox.ts';
 import { defaultUidRange } from './workspaces/uid-claims.ts';
@@ -137,12 +138,12 @@ export class SandboxBooter {
     await mkdir(threadDir, { recursive: true });
     options.onStatus?.({ status: 'starting', isolation: provider.isolation });
     const skills = options.skills?.length ? options.skills : undefined;
-    if (skills && !provider.skills)
-      this.#log(
-        'warn',
-        `thread ${threadId}: the ${provider.kind} provider cannot show skills; booting without them`,
-      );
-    const mounts = provider.skills ? skills : undefined;
+    const mounts = provider.skills === 'bound' ? skills : undefined;
+    // Without isolation, a copy of the thread's skills in a folder of its own on the host.
+    const skillsDir =
+      skills && provider.skills === 'host'
+        ? await copySkillFolders(join(threadDir, 'skills'), skills)
+        : mounts && sandboxPaths.skills;
     // A standby booted before its thread was known binds no skills: a thread with skills boots its own.
     let sandbox = mounts ? undefined : await this.#standbys?.claim(options.size, options.workspaceDir);
     const claimed = sandbox !== undefined;
@@ -157,7 +158,7 @@ export class SandboxBooter {
       }
     }
     const thread = new ThreadSandbox(sandbox, this.#log, options.onStatus);
-    const env = mounts ? { ...options.env, PADDOCK_SKILLS_DIR: sandboxPaths.skills } : options.env;
+    const env = skillsDir ? { ...options.env, PADDOCK_SKILLS_DIR: skillsDir } : options.env;
     thread.configure(provider.sandboxEnv(options.workspaceDir, env));
     try {
       const marker = join(threadDir, entrypointMarker);

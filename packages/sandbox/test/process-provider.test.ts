@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readlinkSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DraftEvent } from '@paddock/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -151,6 +151,53 @@ describe('process provider', () => {
     }
     expect(existsSync(join(stateDir, 'standby'))).toBe(false);
     expect(processesIn(join(stateDir, 'standby'))).toEqual([]);
+  });
+
+  it("points PADDOCK_SKILLS_DIR at a copy of the thread's skills, which the harness lists and reads", async () => {
+    const server = await startTestServer();
+    const stateDir = await root.dir('skills-runner');
+    const skillDir = await root.dir('registry/default/greeter/1.0.0');
+    const skillMd = '---\nname: greeter\ndescription: Greets people.\n---\n\n# Greeter\n';
+    await writeFile(join(skillDir, 'SKILL.md'), skillMd);
+    const runner = new Runner({ provider, stateDir, apiTarget: { host: '127.0.0.1', port: server.port } });
+    try {
+      const threadId = randomUUID();
+      const workspaceDir = await root.dir(`skills-workspace-${threadId}`);
+      await runner.ensure(threadId, {
+        workspaceDir,
+        env: { PADDOCK_API_URL: `http://127.0.0.1:${server.port}`, PADDOCK_TOKEN: 'pdk_thr_test' },
+        size: 'S',
+        onStatus: () => {},
+        skills: [{ slug: 'greeter', hostDir: skillDir }],
+      });
+      const events: DraftEvent[] = [];
+      const copy = join(stateDir, threadId, 'skills');
+      const input = [
+        '::sh echo "$PADDOCK_SKILLS_DIR"',
+        `::call read {"path":"${copy}/greeter/SKILL.md"}`,
+        `::seen ${copy}/greeter/SKILL.md): Greets people.`,
+      ].join('\n');
+      const result = await runner.runTurn(
+        threadId,
+        {
+          turn_id: randomUUID(),
+          harness: 'coding_alpha',
+          model: 'scripted',
+          messages: [{ role: 'user', content: input }],
+        },
+        (event) => events.push(event),
+      );
+      expect(result.stopReason).toBe('end_turn');
+      const ends = events.filter((e) => e.type === 'tool_call.end').map((e) => e.data as { output?: string });
+      expect(ends.map((e) => e.output)).toEqual([`${copy}\n`, expect.stringContaining('# Greeter')]);
+      // The skill was in the model's instructions, at the copy's path.
+      const answers = events.filter((e) => e.type === 'assistant.message').map((e) => String(e.data.content));
+      expect(answers).toContain('seen: yes');
+      expect(await readFile(join(copy, 'greeter', 'SKILL.md'), 'utf8')).toBe(skillMd);
+    } finally {
+      await runner.shutdown();
+      await server.close();
+    }
   });
 });
 

@@ -48,6 +48,43 @@ describe('RunnerHub placement', () => {
     expect(statuses).toEqual([{ status: 'running' }, { status: 'stopped' }]);
   });
 
+  it("gives a runner a skill's files only for a boot of its own that is open", async () => {
+    const { hub } = makeHub({ selfHosted: true });
+    const other = connect(hub, 'r1', {}, 'agent-a');
+    const own = connect(hub, 'r1', {}, 'agent-b');
+    await settle();
+    hub.place('t1', { agentId: 'agent-b', machineKind: 'sandbox_e' });
+    const files = [{ path: 'SKILL.md', content: Buffer.from('---\nname: g\n---\n').toString('base64') }];
+    const skill = { slug: 'greeter', creator: 'acme', version: '1.0.0', digest: 'a'.repeat(64) };
+    const booting = hub.ensure('t1', { ...ensureOptions(), skillVersions: [{ ...skill, files }] });
+    await settle();
+    const [ensure] = own.of('ensure');
+    // The boot names the versions; their files go only when asked for.
+    expect(ensure?.skill_versions).toEqual([skill]);
+    expect(ensure?.skills).toBeUndefined();
+    own.receive({ type: 'skill.fetch', req: ensure!.req, slug: 'greeter' });
+    expect(own.of('skill.files')).toEqual([
+      {
+        type: 'skill.files',
+        req: ensure!.req,
+        slug: 'greeter',
+        files: [{ ...files[0], encoding: 'base64' }],
+      },
+    ]);
+    // Another runner with the same request number, a slug the boot has not: no files.
+    other.receive({ type: 'skill.fetch', req: ensure!.req, slug: 'greeter' });
+    own.receive({ type: 'skill.fetch', req: ensure!.req, slug: 'other' });
+    expect(other.of('skill.files')).toMatchObject([{ slug: 'greeter', error: expect.any(String) }]);
+    expect(other.of('skill.files')[0]?.files).toBeUndefined();
+    expect(own.of('skill.files')[1]).toMatchObject({ slug: 'other', error: expect.any(String) });
+    own.receive({ type: 'ensure.done', req: ensure!.req, booted: true });
+    expect(await booting).toBe(true);
+    // Once the boot is done, nothing more.
+    own.receive({ type: 'skill.fetch', req: ensure!.req, slug: 'greeter' });
+    expect(own.of('skill.files')[2]).toMatchObject({ slug: 'greeter', error: expect.any(String) });
+    expect(own.of('skill.files')[2]?.files).toBeUndefined();
+  });
+
   it('fails a boot when no runner connects in time, and boots on one that connects meanwhile', async () => {
     const selfHosted = makeHub({ selfHosted: true }).hub;
     selfHosted.place('t1', { agentId: 'agent-a', machineKind: 'sandbox_e' });

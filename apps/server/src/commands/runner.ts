@@ -42,6 +42,7 @@ export async function runRunner(config: Config): Promise<void> {
   const selfHosted = token.startsWith(tokenPrefixes.agent);
   const link = new RunnerLink({
     workspacesDir: selfHosted ? join(config.dataDir, 'workspaces') : undefined,
+    skillsDir: selfHosted ? join(config.dataDir, 'skills') : undefined,
     runner,
     serverUrl: server.origin,
     token,

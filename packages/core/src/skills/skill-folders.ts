@@ -3,6 +3,7 @@ import { access, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { ResolvedSkill } from '@paddock/protocol';
 import { type Db, findSkillVersion, type ThreadRow } from '@paddock/store';
+import type { RemoteSkill } from '../turns/sandbox-host.ts';
 import type { StoredSkillFile } from './skill-files.ts';
 
 /**
@@ -19,15 +20,32 @@ export async function skillFolders(
   const folders: { slug: string; hostDir: string }[] = [];
   for (const skill of JSON.parse(thread.skills) as ResolvedSkill[]) {
     const dir = join(skillsDir, skill.creator, skill.slug, skill.version);
-    if (!(await exists(dir))) {
-      const row = await findSkillVersion(db, skill.creator, skill.slug, skill.version);
-      if (!row)
-        throw new Error(`skill ${skill.creator}/${skill.slug}@${skill.version} is not in the registry`);
-      await writeFolder(dir, JSON.parse(row.files) as StoredSkillFile[]);
-    }
+    if (!(await exists(dir))) await writeFolder(dir, (await versionRow(db, skill)).files);
     folders.push({ slug: skill.slug, hostDir: dir });
   }
   return folders;
+}
+
+/**
+ * The thread's skills for a host on another machine (sandbox_e), which writes their folders
+ * itself: each version with its digest and files, handed out only to the runner booting the thread.
+ */
+export async function remoteSkills(db: Db, thread: Pick<ThreadRow, 'skills'>): Promise<RemoteSkill[]> {
+  const skills: RemoteSkill[] = [];
+  for (const skill of JSON.parse(thread.skills) as ResolvedSkill[]) {
+    const { digest, files } = await versionRow(db, skill);
+    skills.push({ slug: skill.slug, creator: skill.creator, version: skill.version, digest, files });
+  }
+  return skills;
+}
+
+async function versionRow(
+  db: Db,
+  skill: ResolvedSkill,
+): Promise<{ digest: string; files: StoredSkillFile[] }> {
+  const row = await findSkillVersion(db, skill.creator, skill.slug, skill.version);
+  if (!row) throw new Error(`skill ${skill.creator}/${skill.slug}@${skill.version} is not in the registry`);
+  return { digest: row.hash, files: JSON.parse(row.files) as StoredSkillFile[] };
 }
 
 async function writeFolder(dir: string, files: readonly StoredSkillFile[]): Promise<void> {

@@ -46,6 +46,22 @@ export interface SandboxBoot {
   sharedDir?: string;
   /** The thread's skills: folders on the host, shown read-only at `/skills/<slug>` (D14). */
   skills?: { slug: string; hostDir: string }[];
+  /**
+   * The thread's skills for a host on another machine (self-hosted runners, sandbox_e), which
+   * cannot see the server's folders: it writes each version's folder itself, asking for the files
+   * of the ones it does not have while this boot is open (D14).
+   */
+  skillVersions?: RemoteSkill[];
+}
+
+/** A skill version as a remote host gets it: `digest` is the registry's hash of its files. */
+export interface RemoteSkill {
+  slug: string;
+  creator: string;
+  version: string;
+  digest: string;
+  /** Sorted by path, bytes in base64, as the registry stores them. */
+  files: { path: string; content: string }[];
 }
 
 /**

@@ -21,7 +21,7 @@ import type { Services } from '../context.ts';
 import { admitSandbox, markSandboxLive, releaseSandbox } from '../machines/live-sandboxes.ts';
 import { lifecycleFor } from '../machines/machine-lifecycle.ts';
 import { bootSize } from '../machines/machine-size.ts';
-import { skillFolders } from '../skills/skill-folders.ts';
+import { remoteSkills, skillFolders } from '../skills/skill-folders.ts';
 import { placeThread, type TurnEventSink } from './sandbox-host.ts';
 
 /**
@@ -66,8 +66,11 @@ export async function ensureThreadSandbox(
   placeThread(sandboxes, thread.id, agent);
   if (sandboxes.isRunning(thread.id)) return;
   const kind = agent.machine_kind as MachineKind;
-  // A self-hosted runner's machine does not see this server's folders: it boots without skills.
-  const skills = kind === 'sandbox_e' ? [] : await skillFolders(store.db, services.skillsDir, thread);
+  // A self-hosted runner's machine does not see this server's folders: it writes its own from
+  // the versions' files, which it asks for over its link while the boot is open.
+  const remote = kind === 'sandbox_e';
+  const skills = remote ? [] : await skillFolders(store.db, services.skillsDir, thread);
+  const skillVersions = remote ? await remoteSkills(store.db, thread) : [];
   await claimSandbox(services, thread, kind);
   const lifecycle = await lifecycleFor(store.db, kind, thread, services.machines);
   const minted = await store.transaction((trx) =>
@@ -121,6 +124,7 @@ export async function ensureThreadSandbox(
         ? join(services.sharedFoldersDir, thread.team_id)
         : undefined,
       skills: skills.length > 0 ? skills : undefined,
+      skillVersions: skillVersions.length > 0 ? skillVersions : undefined,
     })
     .catch(async (error: unknown) => {
       // No sandbox holds the token of a boot that failed.

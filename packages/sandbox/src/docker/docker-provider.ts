@@ -69,7 +69,7 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
       'read-only image; memory, cpu and pids limits of the size (sandbox_b: L)',
     ].join('; '),
     sharedFolders: false,
-    skills: true,
+    skills: 'bound',
     apiUrlInside: loopbackApiUrl,
     sandboxEnv: (_workspaceDir, env) => bwrapSandboxEnv(env),
     async create(spec: SandboxSpec): Promise<SandboxProcess> {

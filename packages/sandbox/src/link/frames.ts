@@ -4,6 +4,10 @@ import {
   draftEventSchema,
   sandboxExecSchema,
   sandboxLifecycleSchema,
+  skillFileSchema,
+  skillLimits,
+  skillNameSchema,
+  skillVersionSchema,
   steeredMessageSchema,
   turnCommandSchema,
 } from '@paddock/protocol';
@@ -33,6 +37,14 @@ const sandboxStatus = z.looseObject({
   detail: z.string().optional(),
 });
 
+/** A skill version a self-hosted runner writes itself (`ensure.skill_versions`); digest: the registry's hash. */
+const skillVersion = z.object({
+  slug: skillNameSchema,
+  creator: skillNameSchema,
+  version: skillVersionSchema,
+  digest: z.string().regex(/^[0-9a-f]{64}$/),
+});
+
 export const runnerMessageSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('hello'),
@@ -55,6 +67,8 @@ export const runnerMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('turn.event'), turn_id: id, index, event: draftEventSchema }),
   z.object({ type: z.literal('turn.result'), turn_id: id, index, result: harnessTurnResultSchema }),
   z.object({ type: z.literal('steer.result'), req, taken: z.boolean() }),
+  /** The files of one of `skill_versions` of the open boot `req` (answered by `skill.files`). */
+  z.object({ type: z.literal('skill.fetch'), req, slug: skillNameSchema }),
   /**
    * `error` when the sandbox could not run it (none runs, it died); a failing program has a
    * `result`, whose shape depends on the request: the hub checks it with `sandboxExecResultSchemas`.
@@ -80,6 +94,19 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
     lifecycle: sandboxLifecycleSchema.optional(),
     shared_dir: z.string().optional(),
     skills: z.array(z.object({ slug: z.string(), host_dir: z.string() })).optional(),
+    /**
+     * The thread's skills for a runner that cannot see the server's folders (self-hosted): it
+     * writes each version it lacks into its own folder, asking for the files with `skill.fetch`.
+     */
+    skill_versions: z.array(skillVersion).optional(),
+  }),
+  /** The answer to `skill.fetch`: the version's files (base64), or why there are none. */
+  z.object({
+    type: z.literal('skill.files'),
+    req,
+    slug: skillNameSchema,
+    files: z.array(skillFileSchema).max(skillLimits.files).optional(),
+    error: z.string().optional(),
   }),
   z.object({
     type: z.literal('turn'),

@@ -1,5 +1,7 @@
 import { join } from 'node:path';
+import type { SkillFile } from '@paddock/protocol';
 import WebSocket from 'ws';
+import type { SkillMount } from '../provider.ts';
 import type { Runner, RunnerLog } from '../runner.ts';
 import {
   parseFrame,
@@ -9,6 +11,7 @@ import {
   serverMessageSchema,
   type TurnEntry,
 } from './frames.ts';
+import { materializeSkill } from './runner-skills.ts';
 
 export interface RunnerLinkOptions {
   runner: Runner;
@@ -24,6 +27,11 @@ export interface RunnerLinkOptions {
    * nothing on this machine, and a server must not choose paths on it.
    */
   workspacesDir?: string;
+  /**
+   * A self-hosted runner's own folder of skill versions, which it writes from the files the server
+   * sends for a boot (`ensure.skill_versions`): it does not see the server's.
+   */
+  skillsDir?: string;
 }
 
 /** What the runner keeps of one turn until the server has stored it. */
@@ -52,6 +60,11 @@ export class RunnerLink {
   #closed = false;
   #unreachableLogged = false;
   #retry: NodeJS.Timeout | undefined;
+  /** Skill files asked for (`skill.fetch`), by `<req> <slug>`, until the server answers. */
+  readonly #skillFetches = new Map<
+    string,
+    { resolve(files: SkillFile[]): void; reject(error: Error): void }
+  >();
 
   constructor(options: RunnerLinkOptions) {
     this.#options = options;
@@ -111,6 +124,9 @@ export class RunnerLink {
       if (this.#socket === ws) {
         this.#socket = undefined;
         for (const journal of this.#journals.values()) journal.attached = false;
+        for (const fetch of this.#skillFetches.values())
+          fetch.reject(new Error('the server disconnected while sending a skill'));
+        this.#skillFetches.clear();
         this.#log('warn', `disconnected from the server (${code}); turns keep running`);
       }
       if (!this.#closed) this.#retry = setTimeout(() => this.#connect(), this.#options.reconnectMs ?? 250);
@@ -124,6 +140,26 @@ export class RunnerLink {
       throw new Error(`invalid thread id ${message.thread_id}`);
     // Made by the runner's boot, owned by the sandbox's uid (see workspaces/).
     return join(workspacesDir, message.thread_id);
+  }
+
+  /** The boot's skills: the server's folders, or (self-hosted) this runner's, written from their files. */
+  async #skills(message: Extract<ServerMessage, { type: 'ensure' }>): Promise<SkillMount[] | undefined> {
+    if (!message.skill_versions) return message.skills?.map((s) => ({ slug: s.slug, hostDir: s.host_dir }));
+    const { skillsDir } = this.#options;
+    if (skillsDir === undefined) throw new Error('this runner keeps no skills folder of its own');
+    const mounts: SkillMount[] = [];
+    for (const skill of message.skill_versions)
+      mounts.push(await materializeSkill(skillsDir, skill, () => this.#fetchSkill(message.req, skill.slug)));
+    return mounts;
+  }
+
+  #fetchSkill(req: number, slug: string): Promise<SkillFile[]> {
+    const key = `${req} ${slug}`;
+    return new Promise((resolve, reject) => {
+      if (!this.#socket) return reject(new Error('not connected to the server'));
+      this.#skillFetches.set(key, { resolve, reject });
+      this.#send({ type: 'skill.fetch', req, slug });
+    });
   }
 
   #send(message: RunnerMessage): void {
@@ -143,7 +179,7 @@ export class RunnerLink {
             entrypoint: message.entrypoint,
             lifecycle: message.lifecycle,
             sharedDir: message.shared_dir,
-            skills: message.skills?.map((s) => ({ slug: s.slug, hostDir: s.host_dir })),
+            skills: await this.#skills(message),
             onStatus: (status) =>
               this.#send(
                 booting
@@ -226,6 +262,14 @@ export class RunnerLink {
         const journal = active === undefined ? undefined : this.#journals.get(active);
         if (active !== undefined && (!journal || journal.abandoned))
           runner.interrupt(message.thread_id, active);
+        return;
+      }
+      case 'skill.files': {
+        const key = `${message.req} ${message.slug}`;
+        const fetch = this.#skillFetches.get(key);
+        this.#skillFetches.delete(key);
+        if (message.files) fetch?.resolve(message.files);
+        else fetch?.reject(new Error(message.error ?? `the server sent no files of skill ${message.slug}`));
         return;
       }
       case 'steer': {

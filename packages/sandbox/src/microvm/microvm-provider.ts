@@ -10,6 +10,7 @@ import { type CodeDir, type CodeLayout, sandboxCodeLayout } from '../code-paths.
 import { sandboxLimits } from '../limits.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSpec } from '../provider.ts';
 import { buildSandboxEtc } from '../sandbox-etc.ts';
+import { copySkillFolders } from '../skill-copies.ts';
 import { accelKernelArgs } from './accel.ts';
 import { serveApiPort } from './api-port.ts';
 import type { GuestShare } from './guest-init.ts';
@@ -64,13 +65,20 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
     guestPath: sandboxPaths.workspace,
     readOnly: false,
   });
+  // The thread's skills: one read-only share per boot, a folder of the VM's holding a copy of each.
+  const skillsShare = (hostPath: string): GuestShare => ({
+    tag: 'skills',
+    hostPath,
+    guestPath: sandboxPaths.skills,
+    readOnly: true,
+  });
   const initramfs = join(options.stateDir, 'initramfs.img');
   await writeFile(
     initramfs,
     await buildInitramfs({
       busyboxPath: host.busyboxPath,
       modules: host.kernel.modules,
-      shares: [...staticShares, workspaceShare('')],
+      shares: [...staticShares, workspaceShare(''), skillsShare('')],
       uid,
       command: [
         ...['/usr/bin/env', '-i', 'PATH=/usr/bin:/bin', 'UV_THREADPOOL_SIZE=16'],
@@ -90,7 +98,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
   const accel = host.accel === 'kvm' ? 'KVM' : 'TCG software emulation (tests only)';
   const isolation = [
     `micro-VM: QEMU microvm with ${accel}, its own kernel (${host.kernel.version})`,
-    "the host's /usr, a generated /etc and Paddock's code (at /opt/paddock) read-only and the workspace read-write over 9p",
+    "the host's /usr, a generated /etc, Paddock's code (at /opt/paddock) and the thread's skills (at /skills) read-only and the workspace read-write over 9p",
     'no network device; the Paddock API over a virtio-serial port',
     `S/M/L memory and vCPUs; QEMU under seccomp${asRoot ? ", as its workspace's own uid" : ''}`,
   ].join('; ');
@@ -99,7 +107,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
     kind: 'microvm',
     isolation,
     sharedFolders: false,
-    skills: false,
+    skills: 'bound',
     apiUrlInside: loopbackApiUrl,
     sandboxEnv: (_workspaceDir, env) => bwrapSandboxEnv(env),
     async create(spec: SandboxSpec): Promise<SandboxProcess> {
@@ -112,6 +120,13 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
       const sandboxUid = asRoot ? (spec.uid ?? uid) : uid;
       // Under the system's temp dir, not the state dir: a unix socket path has at most 107 bytes.
       const vmDir = await mkdtemp(join(tmpdir(), 'paddock-vm-'));
+      // A 9p share shows one host folder, and the skills' lie apart: the VM's own copy of them,
+      // read-only to the guest (QEMU's `readonly=on`, mounted `ro`), gone with the VM.
+      const skillsDir = join(vmDir, 'skills');
+      await copySkillFolders(skillsDir, spec.skills ?? []).catch(async (error: unknown) => {
+        await rm(vmDir, { recursive: true, force: true });
+        throw error;
+      });
       const control = await listenOnce(join(vmDir, 'control.sock'));
       const api = await listenOnce(join(vmDir, 'api.sock'));
       const cleanup = async (): Promise<void> => {
@@ -128,7 +143,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
           cpus: limits.cpus,
           kernel: host.kernel.vmlinuz,
           initramfs,
-          shares: [...staticShares, workspaceShare(spec.workspaceDir)],
+          shares: [...staticShares, workspaceShare(spec.workspaceDir), skillsShare(skillsDir)],
           controlSocket: control.path,
           apiSocket: api.path,
           kernelArgs: [...kernelArgs, `paddock.uid=${sandboxUid}`],

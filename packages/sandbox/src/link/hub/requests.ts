@@ -10,7 +10,10 @@ import type { Refuse } from './inbound.ts';
 import { type Outcome, PendingRequests } from './pending.ts';
 
 /** The runner's answers to the requests below. */
-export type Answer = Extract<RunnerMessage, { type: `ensure.${string}` | 'steer.result' | 'exec.result' }>;
+export type Answer = Extract<
+  RunnerMessage,
+  { type: `ensure.${string}` | 'steer.result' | 'exec.result' | 'skill.fetch' }
+>;
 
 const disconnected = (what: string): Outcome<never> => ({
   error: new Error(`the runner disconnected ${what}`),
@@ -43,6 +46,12 @@ export class RunnerRequests {
         lifecycle: options.lifecycle,
         shared_dir: options.sharedDir,
         skills: options.skills?.map((s) => ({ slug: s.slug, host_dir: s.hostDir })),
+        skill_versions: options.skillVersions?.map(({ slug, creator, version, digest }) => ({
+          slug,
+          creator,
+          version,
+          digest,
+        })),
       }),
     );
   }
@@ -91,6 +100,9 @@ export class RunnerRequests {
       case 'exec.result':
         this.#execResult(runnerId, answer, refuse);
         return;
+      case 'skill.fetch':
+        this.#skillFiles(runnerId, answer);
+        return;
     }
   }
 
@@ -99,6 +111,25 @@ export class RunnerRequests {
     this.#ensures.settleAll(runnerId, disconnected('while the sandbox booted'));
     this.#steers.settleAll(runnerId, { value: false });
     this.#execs.settleAll(runnerId, disconnected('during the code run'));
+  }
+
+  /**
+   * A runner asks for a skill's files: only one of the thread's it is booting now (the boot's
+   * request is open, and went to it), so a runner gets the skills of the threads it boots, no others.
+   */
+  #skillFiles(runnerId: string, { req, slug }: Extract<Answer, { type: 'skill.fetch' }>): void {
+    const skill = this.#ensures.get(runnerId, req)?.skillVersions?.find((s) => s.slug === slug);
+    this.#send(
+      runnerId,
+      skill
+        ? {
+            type: 'skill.files',
+            req,
+            slug,
+            files: skill.files.map((f) => ({ path: f.path, content: f.content, encoding: 'base64' })),
+          }
+        : { type: 'skill.files', req, slug, error: `no boot of this runner has a skill ${slug}` },
+    );
   }
 
   /** A code run's answer: its result is checked against what the request asked (a runner may lie). */
