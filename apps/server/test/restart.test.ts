@@ -238,9 +238,10 @@ describe.each(testDatabases())('server restarts with a detached runner ($name)',
 
   it('refuses inputs (409, no receipt), code runs (409 task_run_busy) and Stop (503) while the lease is expired, then the returning runner is adopted', async () => {
     const d = await deploy({ PADDOCK_LEASE_TTL_MS: '900' });
+    // The token file appears whole (a rename): it is read as soon as it exists.
     const { threadId } = await startShellTurn(
       d,
-      '::sh echo -n $PADDOCK_TOKEN > token.txt; sleep 5; echo first',
+      '::sh echo -n $PADDOCK_TOKEN > token.tmp && mv token.tmp token.txt; sleep 5; echo first',
     );
     const tokenFile = join(d.dataDir, 'workspaces', threadId, 'token.txt');
     await waitFor('the sandbox token', async () => existsSync(tokenFile));
