@@ -167,6 +167,23 @@ describe('scripted model through streamText', () => {
     expect(result.toolCalls).toEqual([]);
   });
 
+  it("reads the script from the message's last text part; the parts before it are earlier text", async () => {
+    // Gemini CLI and Claude Code put context parts of their own before the user's text.
+    const { text } = await generateText({
+      model,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: '<session_context>cwd: /workspace</session_context>' },
+            { type: 'text', text: 'hello there\n::seen cwd: /workspace' },
+          ],
+        },
+      ],
+    });
+    expect(text).toBe('You said: hello there\nseen: yes');
+  });
+
   it('fails the call with the ::error message', async () => {
     const parts = await run('::error upstream exploded');
     const error = parts.find((p) => p.type === 'error');

@@ -6,41 +6,43 @@ export interface AnsweredToolCall {
   result: LanguageModelV4ToolResultPart['output'];
 }
 
-/** Text of the newest user message, its text parts joined by newlines. */
+/**
+ * The script: the last text part of the newest user message. Coding agents put context of their own
+ * (Claude Code's `<system-reminder>` blocks, Gemini CLI's `<session_context>`) in text parts before
+ * the user's text; those count as earlier text.
+ */
 export function newestUserText(prompt: LanguageModelV4Prompt): string {
-  for (let i = prompt.length - 1; i >= 0; i--) {
-    const message = prompt[i];
-    if (message.role !== 'user') continue;
-    return message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n');
-  }
-  return '';
+  const newest = newestUserIndex(prompt);
+  return newest === -1 ? '' : (textsOf(prompt[newest]!).at(-1) ?? '');
 }
 
 /**
- * Text of every message before the newest user message, newline-joined: system text, and the
- * arguments and results of tool calls too, since a harness's context is as much what its tools
- * answered as what was said.
+ * Text of everything sent before the script, newline-joined: every earlier message (system text,
+ * and the arguments and results of tool calls too, since a harness's context is as much what its
+ * tools answered as what was said), and the newest user message's other text parts.
  */
 export function textBeforeNewestUser(prompt: LanguageModelV4Prompt): string {
-  let newest = prompt.length;
-  for (let i = prompt.length - 1; i >= 0; i--) {
-    if (prompt[i].role === 'user') {
-      newest = i;
-      break;
-    }
-  }
-  return prompt
-    .slice(0, newest)
-    .flatMap((message) => {
-      if (message.role === 'system') return [message.content];
-      return message.content.flatMap((part) => {
-        if (part.type === 'text') return [part.text];
-        if (part.type === 'tool-call') return [JSON.stringify(part.input ?? null)];
-        if (part.type === 'tool-result') return [resultText(part.output)];
-        return [];
-      });
-    })
-    .join('\n');
+  const newest = newestUserIndex(prompt);
+  const earlier = (newest === -1 ? prompt : prompt.slice(0, newest)).flatMap((message) => {
+    if (message.role === 'system') return [message.content];
+    return message.content.flatMap((part) => {
+      if (part.type === 'text') return [part.text];
+      if (part.type === 'tool-call') return [JSON.stringify(part.input ?? null)];
+      if (part.type === 'tool-result') return [resultText(part.output)];
+      return [];
+    });
+  });
+  if (newest !== -1) earlier.push(...textsOf(prompt[newest]!).slice(0, -1));
+  return earlier.join('\n');
+}
+
+function newestUserIndex(prompt: LanguageModelV4Prompt): number {
+  return prompt.findLastIndex((message) => message.role === 'user');
+}
+
+function textsOf(message: LanguageModelV4Prompt[number]): string[] {
+  if (message.role === 'system') return [message.content];
+  return message.content.flatMap((part) => (part.type === 'text' ? [part.text] : []));
 }
 
 function resultText(output: LanguageModelV4ToolResultPart['output']): string {
