@@ -140,7 +140,11 @@ function toAssistantMessage(parts: Part[], calls: ReturnType<typeof callIds>) {
   return message;
 }
 
-/** A user turn's function responses become one tool message, its text a user message after it. */
+/**
+ * A user turn's function responses become one tool message, its text a user message after it, each
+ * text part a part of its own: gemini-cli sends its `<session_context>` and the prompt as two parts
+ * of one turn, which must not run into one line.
+ */
 function pushUserParts(prompt: LanguageModelV4Prompt, parts: Part[], calls: ReturnType<typeof callIds>) {
   for (const p of parts) {
     if (!p.functionResponse) continue;
@@ -155,8 +159,8 @@ function pushUserParts(prompt: LanguageModelV4Prompt, parts: Part[], calls: Retu
     if (previous?.role === 'tool') previous.content.push(result);
     else prompt.push({ role: 'tool', content: [result] });
   }
-  const text = textOf(parts);
-  if (text) prompt.push({ role: 'user', content: [{ type: 'text', text }] });
+  const texts = parts.flatMap((p) => (p.text && !p.thought ? [{ type: 'text' as const, text: p.text }] : []));
+  if (texts.length > 0) prompt.push({ role: 'user', content: texts });
 }
 
 function textOf(parts: Part[]): string {
