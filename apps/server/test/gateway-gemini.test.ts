@@ -143,6 +143,68 @@ describe.each(testDatabases())('the Gemini gateway on $name', (database) => {
     expect(calls).toEqual([{ id: expect.any(String), name: 'get_time', args: { zone: 'UTC' } }]);
   });
 
+  it("keeps a turn's text parts apart, as gemini-cli sends its session context and the prompt", async () => {
+    // gemini-cli 0.61's first turn: a `<session_context>` part, then the prompt, in one user turn,
+    // with its shell and write tools declared as JSON Schema.
+    const tools = [
+      {
+        functionDeclarations: [
+          {
+            name: 'run_shell_command',
+            description: 'This tool executes a given shell command as `bash -c <command>`.',
+            parametersJsonSchema: {
+              type: 'object',
+              properties: {
+                command: {
+                  type: 'string',
+                  description: 'Exact bash command to execute as `bash -c <command>`',
+                },
+                description: { type: 'string' },
+                dir_path: { type: 'string' },
+                is_background: { type: 'boolean' },
+              },
+              required: ['command'],
+            },
+          },
+          {
+            name: 'write_file',
+            description: 'Writes content to a specified file in the local filesystem.',
+            parametersJsonSchema: {
+              type: 'object',
+              properties: {
+                file_path: { type: 'string', description: 'The path to the file to write to.' },
+                content: { type: 'string' },
+              },
+              required: ['file_path', 'content'],
+            },
+          },
+        ],
+      },
+    ];
+    const context = '<session_context>\nThis is the Gemini CLI.\n</session_context>';
+    const turn = (prompt: string): Content[] => [
+      { role: 'user', parts: [{ text: context }, { text: prompt }] },
+    ];
+    const v1beta = client(await adminTokenWith(server, ['publish']), 'v1beta');
+    const calls = async (prompt: string) => {
+      const made = [];
+      for await (const chunk of await v1beta.models.generateContentStream({
+        model: 'scripted',
+        contents: turn(prompt),
+        config: { tools },
+      })) {
+        made.push(...(chunk.functionCalls ?? []));
+      }
+      return made.map(({ name, args }) => ({ name, args }));
+    };
+    expect(await calls('::sh echo hi-from-shell')).toEqual([
+      { name: 'run_shell_command', args: { command: 'echo hi-from-shell' } },
+    ]);
+    expect(await calls('::write notes.txt\nx\n::end')).toEqual([
+      { name: 'write_file', args: { file_path: 'notes.txt', content: 'x\n' } },
+    ]);
+  });
+
   it("passes a model failure on as Gemini's error, streaming or not, and an unknown model as NOT_FOUND", async () => {
     const failed = await apiError(
       gemini.models.generateContent({ model: 'scripted', contents: '::error boom' }),

@@ -171,6 +171,75 @@ describe('the Gemini dialect', () => {
     });
   });
 
+  it("takes gemini-cli's resumed history: text parts kept apart, a function response sent twice taken once", async () => {
+    // What gemini-cli 0.61 sent on `--resume`: its session context and prompt as two parts of one
+    // turn, and the shell call's response twice with the same id.
+    const response = { output: 'Output: hi-from-shell' };
+    const answer = await handle('scripted:streamGenerateContent', {
+      contents: [
+        {
+          role: 'user',
+          parts: [{ text: '<session_context>\nctx\n</session_context>' }, { text: '::sh echo hi' }],
+        },
+        {
+          role: 'model',
+          parts: [
+            { text: 'running it' },
+            {
+              functionCall: { id: 'call_1', name: 'run_shell_command', args: { command: 'echo hi' } },
+              thoughtSignature: 'skip_thought_signature_validator',
+            },
+          ],
+        },
+        {
+          role: 'user',
+          parts: [
+            { functionResponse: { id: 'call_1', name: 'run_shell_command', response } },
+            { functionResponse: { id: 'call_1', name: 'run_shell_command', response } },
+          ],
+        },
+        { role: 'model', parts: [{ text: 'done' }] },
+        { role: 'user', parts: [{ text: '::seen hi-from-shell' }] },
+      ],
+    });
+    expect(answer.status).toBe(200);
+    await frames(answer);
+    expect(seenCalls.at(-1)!.prompt).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: '<session_context>\nctx\n</session_context>' },
+          { type: 'text', text: '::sh echo hi' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'running it' },
+          {
+            type: 'tool-call',
+            toolCallId: 'call_1',
+            toolName: 'run_shell_command',
+            input: { command: 'echo hi' },
+          },
+        ],
+      },
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: 'call_1',
+            toolName: 'run_shell_command',
+            output: { type: 'json', value: response },
+          },
+        ],
+      },
+      { role: 'assistant', content: [{ type: 'text', text: 'done' }] },
+      { role: 'user', content: [{ type: 'text', text: '::seen hi-from-shell' }] },
+    ]);
+  });
+
   it('maps each function calling mode to a tool choice', async () => {
     const tools = [{ functionDeclarations: [{ name: 'a' }, { name: 'b' }] }];
     for (const [mode, choice] of [

@@ -18,7 +18,19 @@ const claude: OfferedTool[] = [
     name: 'Bash',
     inputSchema: object({ command: str, description: str, timeout: { type: 'number' } }, ['command']),
   },
-  { name: 'Write', inputSchema: object({ file_path: str, content: str }, ['file_path', 'content']) },
+  {
+    name: 'Write',
+    inputSchema: object(
+      {
+        file_path: {
+          ...str,
+          description: 'The absolute path to the file to write (must be absolute, not relative)',
+        },
+        content: str,
+      },
+      ['file_path', 'content'],
+    ),
+  },
 ];
 const codex: OfferedTool[] = [
   {
@@ -33,9 +45,19 @@ const codexExec: OfferedTool[] = [
 const gemini: OfferedTool[] = [
   {
     name: 'run_shell_command',
-    inputSchema: object({ command: str, description: str, directory: str }, ['command']),
+    inputSchema: object(
+      { command: str, description: str, dir_path: str, is_background: { type: 'boolean' } },
+      ['command'],
+    ),
   },
-  { name: 'write_file', inputSchema: object({ file_path: str, content: str }, ['file_path', 'content']) },
+  // Gemini CLI 0.61's write_file resolves a relative path in its workspace.
+  {
+    name: 'write_file',
+    inputSchema: object(
+      { file_path: { ...str, description: 'The path to the file to write to.' }, content: str },
+      ['file_path', 'content'],
+    ),
+  },
 ];
 const opencode: OfferedTool[] = [
   {
@@ -80,8 +102,16 @@ describe('::write shaped to the offered write tool', () => {
     });
   });
 
+  it("gives Gemini CLI's write_file a relative path, since its description does not ask for an absolute one", () => {
+    expect(writeCall('notes.txt', 'x\n', gemini)).toEqual({
+      toolName: 'write_file',
+      input: { file_path: 'notes.txt', content: 'x\n' },
+    });
+  });
+
   it('writes a relative path through the shell where the write tool wants an absolute one, or there is none', () => {
-    for (const offered of [claude, gemini, codex, codexExec]) {
+    const absoluteOnly = { name: 'write_file', inputSchema: object({ file_path: str, content: str }) };
+    for (const offered of [claude, [gemini[0], absoluteOnly], codex, codexExec]) {
       const call = writeCall('dir/a.txt', 'x', offered);
       expect(typeof call).not.toBe('string');
       expect(shellTools).toContain(typeof call === 'string' ? '' : call.toolName);
@@ -95,6 +125,17 @@ describe('::write shaped to the offered write tool', () => {
     const cwd = mkdtempSync(join(tmpdir(), 'paddock-write-'));
     execFileSync('bash', ['-lc', String(call.input.command)], { cwd });
     expect(readFileSync(join(cwd, "sub dir/it's.txt"), 'utf8')).toBe(content);
+  });
+
+  it('writes through the shell without command substitution, which Gemini CLI refuses to run', () => {
+    for (const path of ['a.txt', 'sub/dir/a.txt']) {
+      const call = writeCall(path, 'x\n', claude);
+      if (typeof call === 'string') throw new Error(call);
+      expect(String(call.input.command)).not.toMatch(/\$\(|`/);
+      const cwd = mkdtempSync(join(tmpdir(), 'paddock-write-'));
+      execFileSync('bash', ['-c', String(call.input.command)], { cwd });
+      expect(readFileSync(join(cwd, path), 'utf8')).toBe('x\n');
+    }
   });
 
   it('answers in words when neither a write nor a shell tool was offered', () => {

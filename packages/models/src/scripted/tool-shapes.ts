@@ -52,7 +52,7 @@ export function writeCall(path: string, content: string, offered: OfferedTool[])
   const tool = pick(writeTools, offered);
   const properties = tool ? propertiesOf(tool) : {};
   const pathField = pathFields.find((name) => name in properties) ?? 'path';
-  const wantsAbsolute = pathField === 'file_path' || pathField === 'absolute_path';
+  const wantsAbsolute = wantsAbsolutePath(pathField, properties[pathField]);
   if (tool && !(wantsAbsolute && !path.startsWith('/') && pick(shellTools, offered))) {
     const contentField = contentFields.find((name) => name in properties) ?? 'content';
     return { toolName: tool.name, input: withRequired(tool, { [pathField]: path, [contentField]: content }) };
@@ -63,13 +63,30 @@ export function writeCall(path: string, content: string, offered: OfferedTool[])
     : viaShell;
 }
 
-/** A shell command that writes `content` to `path` exactly (a quoted here-document). */
+/**
+ * Whether a write tool's path field takes only absolute paths: `absolute_path`, or `file_path`
+ * unless its description says otherwise (Claude Code's says "absolute"; Gemini CLI's `write_file`,
+ * which resolves a relative path in its workspace, does not).
+ */
+function wantsAbsolutePath(field: string, schema: JSONSchema7 | undefined): boolean {
+  if (field === 'absolute_path') return true;
+  if (field !== 'file_path') return false;
+  return schema?.description === undefined || /absolute/i.test(schema.description);
+}
+
+/**
+ * A shell command that writes `content` to `path` exactly (a quoted here-document), with no
+ * command substitution: Gemini CLI refuses to run a command holding `$(…)`.
+ */
 function shellWrite(path: string, content: string): string {
   let fence = 'PADDOCK_EOF';
   while (content.includes(fence)) fence += '_';
-  const quoted = `'${path.replaceAll("'", `'\\''`)}'`;
+  const quote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
+  const slash = path.lastIndexOf('/');
+  const dir = slash > 0 ? path.slice(0, slash) : '';
+  const mkdir = dir ? `mkdir -p ${quote(dir)} && ` : '';
   // A `::write` body is empty or ends with a newline, so the here-document holds it exactly.
-  return `mkdir -p "$(dirname ${quoted})" && cat > ${quoted} <<'${fence}'\n${content}${fence}\n`;
+  return `${mkdir}cat > ${quote(path)} <<'${fence}'\n${content}${fence}\n`;
 }
 
 function pick(preferred: string[], offered: OfferedTool[]): OfferedTool | undefined {

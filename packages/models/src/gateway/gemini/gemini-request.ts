@@ -103,10 +103,14 @@ function toPrompt(request: GeminiRequest): LanguageModelV4Prompt {
 
 /**
  * Gemini may leave a call's id out: each call gets one, and each function response is matched to
- * its call by id when it has one, else to the oldest unanswered call of the same name.
+ * its call by id when it has one, else to the oldest unanswered call of the same name. A second
+ * response to a call already answered is left out (`undefined`): gemini-cli resumes a session
+ * (`--resume`) with each function response twice, which a provider that pairs every tool call
+ * with one result refuses.
  */
 function callIds() {
   const open: { id: string; name: string }[] = [];
+  const answered = new Set<string>();
   let made = 0;
   const newId = () => `gemini-call-${++made}`;
   return {
@@ -115,10 +119,12 @@ function callIds() {
       open.push({ id: callId, name });
       return callId;
     },
-    answer(name: string, id: string | null | undefined): string {
+    answer(name: string, id: string | null | undefined): string | undefined {
       const index = open.findIndex((call) => (id ? call.id === id : call.name === name));
-      if (index === -1) return id || newId();
-      return open.splice(index, 1)[0]!.id;
+      if (index === -1) return id && answered.has(id) ? undefined : id || newId();
+      const callId = open.splice(index, 1)[0]!.id;
+      answered.add(callId);
+      return callId;
     },
   };
 }
@@ -140,14 +146,20 @@ function toAssistantMessage(parts: Part[], calls: ReturnType<typeof callIds>) {
   return message;
 }
 
-/** A user turn's function responses become one tool message, its text a user message after it. */
+/**
+ * A user turn's function responses become one tool message, its text a user message after it, each
+ * text part a part of its own: gemini-cli sends its `<session_context>` and the prompt as two parts
+ * of one turn, which must not run into one line.
+ */
 function pushUserParts(prompt: LanguageModelV4Prompt, parts: Part[], calls: ReturnType<typeof callIds>) {
   for (const p of parts) {
     if (!p.functionResponse) continue;
     const { name, id, response } = p.functionResponse;
+    const toolCallId = calls.answer(name, id);
+    if (toolCallId === undefined) continue;
     const result = {
       type: 'tool-result' as const,
-      toolCallId: calls.answer(name, id),
+      toolCallId,
       toolName: name,
       output: { type: 'json' as const, value: (response ?? {}) as JSONValue },
     };
@@ -155,8 +167,8 @@ function pushUserParts(prompt: LanguageModelV4Prompt, parts: Part[], calls: Retu
     if (previous?.role === 'tool') previous.content.push(result);
     else prompt.push({ role: 'tool', content: [result] });
   }
-  const text = textOf(parts);
-  if (text) prompt.push({ role: 'user', content: [{ type: 'text', text }] });
+  const texts = parts.flatMap((p) => (p.text && !p.thought ? [{ type: 'text' as const, text: p.text }] : []));
+  if (texts.length > 0) prompt.push({ role: 'user', content: texts });
 }
 
 function textOf(parts: Part[]): string {
