@@ -86,6 +86,34 @@ describe.each(testDatabases())('the Anthropic gateway on $name', (database) => {
     ]);
   });
 
+  it('sends the cache counts too (0 without a cache), in a message and in each streamed usage', async () => {
+    // claude-agent-acp 0.23.1 adds input, output, cache read and cache creation tokens for ACP's
+    // usage_update; one missing made it NaN (null on the wire) and the ACP client refused it.
+    const counts = { input_tokens: expect.any(Number), output_tokens: expect.any(Number) };
+    const cache = { cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
+    const message = await client.messages.create({
+      model: 'scripted',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'count me' }],
+    });
+    expect(message.usage).toMatchObject({ ...counts, ...cache });
+    const stream = client.messages.stream({
+      model: 'scripted',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'count me' }],
+    });
+    const usages: unknown[] = [];
+    stream.on('streamEvent', (event) => {
+      if (event.type === 'message_start') usages.push(event.message.usage);
+      if (event.type === 'message_delta') usages.push(event.usage);
+    });
+    await stream.finalMessage();
+    expect(usages).toEqual([
+      expect.objectContaining({ ...counts, ...cache }),
+      expect.objectContaining(cache),
+    ]);
+  });
+
   it('calls a tool and answers its result, string or blocks, error or not, streaming or not', async () => {
     const ask = { role: 'user' as const, content: '::call lookup {"q":"paddock"}' };
     const call = await client.messages.create({

@@ -138,6 +138,20 @@ describe('::write shaped to the offered write tool', () => {
     }
   });
 
+  it("writes through the shell in a form Claude Code's Bash parses outside bypassPermissions", () => {
+    // Claude Code 2.1.197 (acceptEdits) answered "Parser did not consume trailing input" to
+    // `mkdir -p "$(dirname 'a')" && cat > 'a' <<'EOF'…`: no `$(…)`, no `&&` before the here-document.
+    expect(writeCall('notes.txt', 'x\n', claude)).toEqual({
+      toolName: 'Bash',
+      input: { command: "cat > 'notes.txt' <<'PADDOCK_EOF'\nx\nPADDOCK_EOF\n" },
+    });
+    const nested = writeCall('src/a b/n.txt', 'x\n', claude);
+    if (typeof nested === 'string') throw new Error(nested);
+    expect(nested.input.command).toBe(
+      "mkdir -p 'src/a b'\ncat > 'src/a b/n.txt' <<'PADDOCK_EOF'\nx\nPADDOCK_EOF\n",
+    );
+  });
+
   it('answers in words when neither a write nor a shell tool was offered', () => {
     expect(writeCall('a', '', [])).toBe('::write: no file-write or shell tool was offered (offered: none)');
   });

@@ -1,3 +1,4 @@
+import { posix } from 'node:path';
 import type { JSONSchema7 } from '@ai-sdk/provider';
 
 /** A tool the call offered: its name and, for a function tool, its input schema. */
@@ -75,18 +76,22 @@ function wantsAbsolutePath(field: string, schema: JSONSchema7 | undefined): bool
 }
 
 /**
- * A shell command that writes `content` to `path` exactly (a quoted here-document), with no
- * command substitution: Gemini CLI refuses to run a command holding `$(…)`.
+ * A shell command that writes `content` to `path` exactly (a quoted here-document). Its folder is
+ * made on a line of its own, named literally: Gemini CLI refuses a command holding `$(…)`, and
+ * Claude Code's Bash refuses a here-document joined by `&&` or a `$(…)` ("Parser did not consume
+ * trailing input") unless its permissions are bypassed.
  */
 function shellWrite(path: string, content: string): string {
   let fence = 'PADDOCK_EOF';
   while (content.includes(fence)) fence += '_';
-  const quote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
-  const slash = path.lastIndexOf('/');
-  const dir = slash > 0 ? path.slice(0, slash) : '';
-  const mkdir = dir ? `mkdir -p ${quote(dir)} && ` : '';
+  const folder = posix.dirname(path);
+  const mkdir = folder === '.' || folder === '/' ? '' : `mkdir -p ${shellQuoted(folder)}\n`;
   // A `::write` body is empty or ends with a newline, so the here-document holds it exactly.
-  return `${mkdir}cat > ${quote(path)} <<'${fence}'\n${content}${fence}\n`;
+  return `${mkdir}cat > ${shellQuoted(path)} <<'${fence}'\n${content}${fence}\n`;
+}
+
+function shellQuoted(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`;
 }
 
 function pick(preferred: string[], offered: OfferedTool[]): OfferedTool | undefined {

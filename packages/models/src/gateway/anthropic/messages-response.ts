@@ -19,8 +19,12 @@ export interface AnthropicUsage {
   /** Input tokens not read from or written to the prompt cache, as Anthropic counts them. */
   input_tokens: number;
   output_tokens: number;
-  cache_read_input_tokens?: number;
-  cache_creation_input_tokens?: number;
+  /**
+   * Always sent, 0 without a cache, as Anthropic does: claude-agent-acp adds all four counts, and a
+   * missing one made its `usage_update` a NaN that ACP clients refuse.
+   */
+  cache_read_input_tokens: number;
+  cache_creation_input_tokens: number;
 }
 
 export interface AnthropicMessage {
@@ -224,7 +228,7 @@ function emptyMessage(meta: MessageMeta): AnthropicMessage {
     content: [],
     stop_reason: null,
     stop_sequence: null,
-    usage: { input_tokens: 0, output_tokens: 0 },
+    usage: { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
   };
 }
 
@@ -248,8 +252,8 @@ function toAnthropicUsage(usage: LanguageModelV4Usage): AnthropicUsage {
   return {
     input_tokens: usage.inputTokens.noCache ?? Math.max(0, total - cacheRead - cacheWrite),
     output_tokens: usage.outputTokens.total ?? 0,
-    ...(cacheRead ? { cache_read_input_tokens: cacheRead } : {}),
-    ...(cacheWrite ? { cache_creation_input_tokens: cacheWrite } : {}),
+    cache_read_input_tokens: cacheRead,
+    cache_creation_input_tokens: cacheWrite,
   };
 }
 
