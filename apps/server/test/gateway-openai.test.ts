@@ -196,6 +196,51 @@ describe.each(testDatabases())(
         expect(second.output_text).toBe('lookup: a sea bird');
       });
 
+      it('offers the functions of namespace tools (Codex sends MCP tools so) and calls them by namespace and name', async () => {
+        // As Codex 0.169 sends an MCP server `demo` with one tool `shout`.
+        const tools: OpenAI.Responses.Tool[] = [
+          {
+            type: 'namespace',
+            name: 'mcp__demo',
+            description: 'Tools in the mcp__demo namespace.',
+            tools: [
+              {
+                type: 'function',
+                name: 'shout',
+                description: 'Upper-cases a word',
+                parameters: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] },
+                strict: false,
+              },
+            ],
+          },
+          { type: 'web_search' },
+        ];
+        const input: OpenAI.Responses.ResponseInputItem[] = [
+          { role: 'user', content: [{ type: 'input_text', text: '::call mcp__demo__shout {"word":"hi"}' }] },
+        ];
+        const first = await client.responses.stream({ model: 'scripted', input, tools }).finalResponse();
+        expect(first.tools).toEqual([tools[0]]);
+        const call = first.output.find((item) => item.type === 'function_call');
+        expect(call).toMatchObject({ name: 'shout', namespace: 'mcp__demo', arguments: '{"word":"hi"}' });
+
+        const plain = await client.responses.create({ model: 'scripted', input, tools });
+        expect(plain.output.find((item) => item.type === 'function_call')).toMatchObject({
+          name: 'shout',
+          namespace: 'mcp__demo',
+        });
+
+        const second = await client.responses.create({
+          model: 'scripted',
+          tools,
+          input: [
+            ...input,
+            ...(first.output as OpenAI.Responses.ResponseInputItem[]),
+            { type: 'function_call_output', call_id: call!.call_id, output: 'SHOUT:HI' },
+          ],
+        });
+        expect(second.output_text).toBe('mcp__demo__shout: SHOUT:HI');
+      });
+
       it('takes what Codex sends: developer items, store:false and the fields it adds', async () => {
         const response = await client.responses.create(
           {

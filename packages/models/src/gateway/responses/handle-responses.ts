@@ -4,9 +4,10 @@ import type { ModelRouter } from '../../model-router.ts';
 import { type GatewayAnswer, openModelStream, sseFrame, streamParts } from '../gateway-answer.ts';
 import { modelErrorResponse, openAIError } from '../openai-error.ts';
 import {
-  functionTools,
+  namespacedNames,
   type ResponsesRequest,
   responsesRequestSchema,
+  servedTools,
   toResponsesCallOptions,
 } from './responses-request.ts';
 import {
@@ -84,8 +85,9 @@ function responseMeta(request: ResponsesRequest): ResponseMeta {
     reasoning: { effort: request.reasoning?.effort ?? null, summary: null },
     temperature: request.temperature ?? null,
     tool_choice: request.tool_choice ?? 'auto',
-    tools: functionTools(request),
+    tools: servedTools(request),
     top_p: request.top_p ?? null,
+    namespaces: namespacedNames(request),
   };
 }
 

@@ -27,6 +27,8 @@ const functionCallItem = z.looseObject({
   type: z.literal('function_call'),
   call_id: z.string().min(1),
   name: z.string().min(1),
+  // Set on a call of a tool inside a namespace tool.
+  namespace: z.string().nullish(),
   arguments: z.string(),
 });
 const functionCallOutputItem = z.looseObject({
@@ -56,7 +58,16 @@ const functionTool = z.looseObject({
 });
 // Tools of other types (web search, custom, built-ins) are not offered to the model.
 const notFunction = z.string().refine((type) => type !== 'function');
-const tool = z.union([functionTool, z.looseObject({ type: notFunction }).transform(() => null)]);
+const notServed = z.string().refine((type) => type !== 'function' && type !== 'namespace');
+const otherTool = z.looseObject({ type: notServed }).transform(() => null);
+// A group of tools the model calls by namespace and name, as Codex sends its MCP servers' tools
+// (`mcp__<server>`) and its sub-agent tools.
+const namespaceTool = z.looseObject({
+  type: z.literal('namespace'),
+  name: z.string().min(1),
+  tools: z.array(z.union([functionTool, otherTool])),
+});
+const tool = z.union([functionTool, namespaceTool, otherTool]);
 
 const toolChoice = z.union([
   z.enum(['none', 'auto', 'required']),
@@ -87,9 +98,48 @@ export const responsesRequestSchema = z.looseObject({
 export type ResponsesRequest = z.infer<typeof responsesRequestSchema>;
 type FunctionTool = z.infer<typeof functionTool>;
 
-/** The request's function tools; tools of other types are not served. */
-export function functionTools(request: ResponsesRequest): FunctionTool[] {
+/** Where a function tool inside a namespace tool lives: the namespace and its name there. */
+export interface NamespacedName {
+  namespace: string;
+  name: string;
+}
+
+/**
+ * The name the model knows a namespaced function by: `<namespace>__<name>`, so Codex's MCP tool
+ * `shout` in `mcp__demo` is `mcp__demo__shout`, the name MCP tools have in Claude Code and in Codex
+ * before namespaces.
+ */
+export function qualifiedName(namespace: string, name: string): string {
+  return `${namespace}__${name}`;
+}
+
+/** The request's tools as echoed in the response: its function and namespace tools. */
+export function servedTools(request: ResponsesRequest): unknown[] {
   return (request.tools ?? []).filter((t) => t !== null);
+}
+
+/**
+ * The function tools offered to the model: the request's own and those inside its namespace tools,
+ * named by `qualifiedName`; tools of other types are not served.
+ */
+export function functionTools(request: ResponsesRequest): FunctionTool[] {
+  return (request.tools ?? []).flatMap((t): FunctionTool[] => {
+    if (t === null) return [];
+    if (t.type === 'function') return [t];
+    return t.tools.flatMap((inner) => (inner ? [{ ...inner, name: qualifiedName(t.name, inner.name) }] : []));
+  });
+}
+
+/** Each namespaced function's qualified name, and where it lives, to answer its calls with. */
+export function namespacedNames(request: ResponsesRequest): Map<string, NamespacedName> {
+  const names = new Map<string, NamespacedName>();
+  for (const t of request.tools ?? []) {
+    if (t?.type !== 'namespace') continue;
+    for (const inner of t.tools) {
+      if (inner) names.set(qualifiedName(t.name, inner.name), { namespace: t.name, name: inner.name });
+    }
+  }
+  return names;
 }
 
 /** Translates a parsed request into the call options every AI SDK model takes. */
@@ -140,11 +190,12 @@ function toPrompt(request: ResponsesRequest): LanguageModelV4Prompt {
   };
   for (const entry of items) {
     if (entry.type === 'function_call') {
-      toolNames.set(entry.call_id, entry.name);
+      const toolName = entry.namespace ? qualifiedName(entry.namespace, entry.name) : entry.name;
+      toolNames.set(entry.call_id, toolName);
       assistantContent().push({
         type: 'tool-call',
         toolCallId: entry.call_id,
-        toolName: entry.name,
+        toolName,
         input: parseArguments(entry.arguments),
       });
     } else if (entry.type === 'function_call_output') {

@@ -6,6 +6,7 @@ import type {
   LanguageModelV4Usage,
 } from '@ai-sdk/provider';
 import { errorMessage } from '../model-error.ts';
+import type { NamespacedName } from './responses-request.ts';
 
 export interface OutputText {
   type: 'output_text';
@@ -26,6 +27,7 @@ export type OutputItem =
       id: string;
       call_id: string;
       name: string;
+      namespace?: string;
       arguments: string;
       status: ItemStatus;
     };
@@ -65,8 +67,11 @@ export interface ResponseObject {
   usage: ResponsesUsage | null;
 }
 
-/** What the Response object echoes from the request. */
-export type ResponseMeta = Pick<
+/**
+ * What the Response object echoes from the request, and the namespaced functions it offered (by
+ * qualified name), whose calls are answered with their namespace and name.
+ */
+export type ResponseMeta = { namespaces: ReadonlyMap<string, NamespacedName> } & Pick<
   ResponseObject,
   | 'id'
   | 'created_at'
@@ -141,10 +146,7 @@ export function toResponseObject(meta: ResponseMeta, result: LanguageModelV4Gene
       else output.push(reasoningItem(itemId('rs'), 'completed', part.text));
     } else if (part.type === 'tool-call' && !part.providerExecuted) {
       output.push({
-        type: 'function_call',
-        id: itemId('fc'),
-        call_id: part.toolCallId,
-        name: part.toolName,
+        ...functionCallItem(part.toolCallId, part.toolName, meta.namespaces),
         arguments: part.input,
         status: 'completed',
       });
@@ -335,7 +337,7 @@ export function createResponseEventEncoder(meta: ResponseMeta) {
         break;
       case 'tool-input-start':
         if (part.providerExecuted) break;
-        openItem(`tool:${part.id}`, functionCallItem(part.id, part.toolName), out);
+        openItem(`tool:${part.id}`, functionCallItem(part.id, part.toolName, meta.namespaces), out);
         break;
       case 'tool-input-delta': {
         const entry = open.get(`tool:${part.id}`);
@@ -355,7 +357,7 @@ export function createResponseEventEncoder(meta: ResponseMeta) {
         const key = `tool:${part.toolCallId}`;
         // Providers that stream the input announced this call already; the rest send it whole here.
         if (!open.has(key)) {
-          const entry = openItem(key, functionCallItem(part.toolCallId, part.toolName), out);
+          const entry = openItem(key, functionCallItem(part.toolCallId, part.toolName, meta.namespaces), out);
           out.push(
             event('response.function_call_arguments.delta', {
               item_id: entry.item.id,
@@ -391,12 +393,19 @@ export function createResponseEventEncoder(meta: ResponseMeta) {
   };
 }
 
-function functionCallItem(callId: string, name: string): OutputItem {
+function functionCallItem(
+  callId: string,
+  toolName: string,
+  namespaces: ReadonlyMap<string, NamespacedName>,
+): Extract<OutputItem, { type: 'function_call' }> {
+  // A namespaced function is called by its name in its namespace, as OpenAI sends such calls.
+  const namespaced = namespaces.get(toolName);
   return {
     type: 'function_call',
     id: itemId('fc'),
     call_id: callId,
-    name,
+    name: namespaced?.name ?? toolName,
+    ...(namespaced && { namespace: namespaced.namespace }),
     arguments: '',
     status: 'in_progress',
   };
