@@ -8,14 +8,9 @@ import {
 } from '@paddock/models';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
+import { clientGone } from '../context.ts';
 import { rawBody } from '../openapi.ts';
-import {
-  clientGone,
-  gatewayAuth,
-  meteredFor,
-  requireGatewayCaller,
-  sendGatewayAnswer,
-} from './gateway-reply.ts';
+import { gatewayAuth, meteredFor, requireGatewayCaller, sendGatewayAnswer } from './gateway-reply.ts';
 
 /** Where Anthropic's clients point their base URL: the SDK's `baseURL`, `ANTHROPIC_BASE_URL`. */
 const anthropicGatewayBase = '/v2/gateway/anthropic';

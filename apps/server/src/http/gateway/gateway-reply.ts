@@ -29,18 +29,6 @@ export function meteredFor(
   );
 }
 
-/**
- * Aborts when the client goes away before the answer finished, to stop the model call. (The
- * request stream's own 'close' fires as soon as its body is read, so it cannot say that.)
- */
-export function clientGone(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.on('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
-  });
-  return controller.signal;
-}
-
 /** Sends a dialect handler's answer: its JSON with its status, or its server-sent event frames. */
 export async function sendGatewayAnswer(reply: FastifyReply, answer: GatewayAnswer): Promise<void> {
   // The statuses the routes' schemas document: 200, a 4xx or 502.

@@ -5,14 +5,9 @@ import { errorStatus } from '@paddock/protocol';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { clientGone } from '../context.ts';
 import { rawBody } from '../openapi.ts';
-import {
-  clientGone,
-  gatewayAuth,
-  meteredFor,
-  requireGatewayCaller,
-  sendGatewayAnswer,
-} from './gateway-reply.ts';
+import { gatewayAuth, meteredFor, requireGatewayCaller, sendGatewayAnswer } from './gateway-reply.ts';
 
 /**
  * Gemini's dialect under `/v2/gateway/gemini/v1beta`, and under `/v2/gateway/gemini/v1` (the same

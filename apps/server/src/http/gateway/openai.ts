@@ -3,14 +3,9 @@ import { handleChatCompletions, handleResponses, type ModelRouter } from '@paddo
 import { errorStatus } from '@paddock/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { clientGone } from '../context.ts';
 import { rawBody } from '../openapi.ts';
-import {
-  clientGone,
-  gatewayAuth,
-  meteredFor,
-  requireGatewayCaller,
-  sendGatewayAnswer,
-} from './gateway-reply.ts';
+import { gatewayAuth, meteredFor, requireGatewayCaller, sendGatewayAnswer } from './gateway-reply.ts';
 
 /**
  * OpenAI's dialect under `/v2/gateway/openai/v1`, and under `/v2/gateway/v1` (its first path, kept

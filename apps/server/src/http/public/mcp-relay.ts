@@ -5,7 +5,7 @@ import { threadParamsSchema } from '@paddock/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ctxOf } from '../context.ts';
+import { clientGone, ctxOf } from '../context.ts';
 import { rawBody } from '../openapi.ts';
 
 /** The response headers of the MCP exchange passed back to the sandbox. */
@@ -49,18 +49,14 @@ export async function mcpRelayRoutes(app: FastifyInstance, services: Services): 
           },
         },
         handler: async (request, reply) => {
-          // The sandbox going away ends the upstream exchange (a server's stream included).
-          const gone = new AbortController();
-          reply.raw.on('close', () => {
-            if (!reply.raw.writableFinished) gone.abort();
-          });
           const answer = await relayMcpRequest(ctxOf(services, request), services, {
             threadId: request.params.thread_id,
             serverName: request.params.server_name,
             method,
             headers: request.headers,
             body: Buffer.isBuffer(request.body) ? request.body.toString('utf8') : undefined,
-            signal: gone.signal,
+            // The sandbox going away ends the upstream exchange (a server's stream included).
+            signal: clientGone(reply),
           });
           // Whatever status the server answered (documented as 200 and the relay's own errors).
           reply.code(answer.status as 200);

@@ -10,13 +10,8 @@ import {
   servedTools,
   toResponsesCallOptions,
 } from './responses-request.ts';
-import {
-  createResponseEventEncoder,
-  itemId,
-  type ResponseMeta,
-  type ResponseStreamEvent,
-  toResponseObject,
-} from './responses-response.ts';
+import { itemId, type ResponseMeta, toResponseObject } from './responses-response.ts';
+import { createResponseEventEncoder, type ResponseStreamEvent } from './responses-stream.ts';
 
 /**
  * Serves OpenAI's `POST /responses` from whichever model the router resolves, statelessly: nothing
