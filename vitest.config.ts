@@ -12,9 +12,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // Test files mostly wait on sandboxes, processes and databases: two at once even on two cores
-    // (Vitest's default, one fewer than the cores, runs them one by one there: 18 min against 12).
-    maxWorkers: Math.max(2, availableParallelism() - 1),
+    // Test files mostly wait on sandboxes, processes, programs and databases: three at once even on
+    // two cores (Vitest's default, one fewer than the cores, runs them one by one there: 18 min
+    // against 12 with two, before the coding agents' suites).
+    maxWorkers: Math.max(3, availableParallelism()),
     reporters: [
       'default',
       {

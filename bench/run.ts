@@ -1,10 +1,11 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { testHarnessCache } from '../packages/testing/src/harness-cache.ts';
 import { freePort, requestRate, start, waitForHttp } from './processes.ts';
 import { measureSandboxBoot } from './sandbox-boot.ts';
 import { percentiles } from './stats.ts';
-import { firstChunkLatency } from './turn-latency.ts';
+import { firstChunkLatency, harnessLatency } from './turn-latency.ts';
 
 /**
  * `npm run bench`: the figures of the foundation issue, as JSON. The server and the load
@@ -13,6 +14,13 @@ import { firstChunkLatency } from './turn-latency.ts';
 const root = resolve(import.meta.dirname, '..');
 const dataDir = mkdtempSync(join(tmpdir(), 'paddock-bench-'));
 const rounds = Number(process.env.BENCH_ROUNDS ?? 20);
+/** The coding agents measured (BENCH_HARNESSES=none for none); their programs are cached across runs. */
+const benchHarnesses = (
+  process.env.BENCH_HARNESSES ?? 'coding_beta,coding_gamma,coding_delta,coding_epsilon,coding_zeta,coding_eta'
+)
+  .split(',')
+  .filter((h) => h && h !== 'none');
+const harnessRounds = Number(process.env.BENCH_HARNESS_ROUNDS ?? 5);
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 
 const boot = await measureSandboxBoot(dataDir, rounds);
@@ -23,11 +31,20 @@ const server = start([join(root, 'apps/server/src/main.ts')], {
   PORT: String(port),
   PADDOCK_DATA_DIR: join(dataDir, 'server'),
   PADDOCK_LOG_LEVEL: 'warn',
+  PADDOCK_HARNESS_CACHE: testHarnessCache(),
 });
 try {
   await waitForHttp(`${base}/healthz`, server);
   const token = readFileSync(join(dataDir, 'server', 'bootstrap-token'), 'utf8').trim();
   const latency = await firstChunkLatency(base, token, rounds);
+  const agents: Record<string, unknown> = {};
+  for (const harness of benchHarnesses) {
+    const measured = await harnessLatency(base, token, harness, harnessRounds);
+    agents[harness] = {
+      create_to_first_chunk_ms: percentiles(measured.create),
+      follow_up_to_first_chunk_ms: percentiles(measured.followUp),
+    };
+  }
 
   const threadUrl = `${base}/v2/threads/${latency.threadId}`;
   const body = await (await fetch(threadUrl, { headers: { authorization: `Bearer ${token}` } })).text();
@@ -49,6 +66,7 @@ try {
           create_to_first_chunk_ms: percentiles(latency.create),
           create_to_first_chunk_back_to_back_ms: percentiles(latency.burst),
           follow_up_to_first_chunk_ms: percentiles(latency.followUp),
+          coding_agents: agents,
           get_thread: {
             paddock_rps: Math.round(paddockRate),
             bare_node_http_rps: Math.round(bareRate),

@@ -33,7 +33,13 @@ async function openStream(base: string, token: string, threadId: string, after: 
  * thread arrives (its standby sandbox is warm), as when a user starts a thread; without one, threads
  * arrive back to back faster than a 2-core host can warm the next standby.
  */
-async function createLatency(base: string, token: string, rounds: number, pauseMs: number) {
+async function createLatency(
+  base: string,
+  token: string,
+  rounds: number,
+  pauseMs: number,
+  agent: Record<string, unknown> = {},
+) {
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   const samples: number[] = [];
   let threadId = '';
@@ -44,7 +50,7 @@ async function createLatency(base: string, token: string, rounds: number, pauseM
       method: 'POST',
       headers,
       body: JSON.stringify({
-        agent: { instructions: `bench ${pauseMs} ${i}` },
+        agent: { instructions: `bench ${pauseMs} ${i}`, ...agent },
         input: 'hello from the bench',
       }),
     });
@@ -59,10 +65,27 @@ async function createLatency(base: string, token: string, rounds: number, pauseM
 }
 
 export async function firstChunkLatency(base: string, token: string, rounds: number) {
-  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   const burst = await createLatency(base, token, rounds, 0);
   const spaced = await createLatency(base, token, rounds, 1000);
-  const threadId = spaced.threadId;
+  const followUp = await followUpLatency(base, token, spaced.threadId, rounds);
+  return { create: spaced.samples, burst: burst.samples, followUp, threadId: spaced.threadId };
+}
+
+/**
+ * A coding agent's create → first chunk (its program starts in the new thread's sandbox and opens
+ * a session) and follow-up → first chunk (the program is running). The first thread may install
+ * the program; it is left out.
+ */
+export async function harnessLatency(base: string, token: string, harness: string, rounds: number) {
+  const agent = { harness, model: 'scripted' };
+  await createLatency(base, token, 1, 0, agent);
+  const create = await createLatency(base, token, rounds, 1000, agent);
+  const followUp = await followUpLatency(base, token, create.threadId, rounds);
+  return { create: create.samples, followUp };
+}
+
+async function followUpLatency(base: string, token: string, threadId: string, rounds: number) {
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   const followUp: number[] = [];
   const stream = await openStream(base, token, threadId, 0);
   await stream.next('idle');
@@ -78,5 +101,5 @@ export async function firstChunkLatency(base: string, token: string, rounds: num
     await stream.next('idle');
   }
   await stream.close();
-  return { create: spaced.samples, burst: burst.samples, followUp, threadId };
+  return followUp;
 }

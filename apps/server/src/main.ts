@@ -1,4 +1,5 @@
 import { runDockerImage } from './commands/docker-image.ts';
+import { runHarnesses } from './commands/harnesses.ts';
 import { runRunner } from './commands/runner.ts';
 import { ConfigError, parseConfig, StartupError } from './startup/config.ts';
 import { startPaddock } from './startup/paddock.ts';
@@ -24,6 +25,7 @@ try {
 try {
   if (process.argv[2] === 'runner') await runRunner(config);
   else if (process.argv[2] === 'docker-image') await runDockerImage(config, process.argv.slice(3));
+  else if (process.argv[2] === 'harnesses') await runHarnesses(config, process.argv.slice(3));
   else await serve(config);
 } catch (error) {
   fail(error);

@@ -24,7 +24,8 @@ describe.each(testDatabases())('sandboxes that sleep or expire on $name', (datab
       PADDOCK_CONFIG: config,
       PADDOCK_SANDBOX_IDLE_MS: '600',
       PADDOCK_SANDBOX_IDLE_STOP_MS: '1500',
-      PADDOCK_SANDBOX_MAX_LIFETIME_MS: '2500',
+      // Long enough that a loaded machine boots the sandbox and starts the turn well within it.
+      PADDOCK_SANDBOX_MAX_LIFETIME_MS: '5000',
     });
   });
   afterAll(() => server.close());

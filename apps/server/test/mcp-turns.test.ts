@@ -1,12 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { dirname, join, relative } from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { ThreadEvent } from '@paddock/protocol';
-import { sandboxCodeLayout } from '@paddock/sandbox';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +18,7 @@ import {
   settled,
   transcript,
 } from './helpers.ts';
+import { everythingEntry } from './mcp-everything.ts';
 
 /** The header the local remote server requires: stored on the agent, added by the relay only. */
 const apiKey = `key-${randomUUID()}`;
@@ -56,29 +54,6 @@ async function startRemoteServer(): Promise<{ server: Server; url: string; seen:
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, seen };
-}
-
-/**
- * `@modelcontextprotocol/server-everything`'s entry file as the sandbox sees it: a bubblewrap
- * sandbox shows the project's node_modules read-only under its own path, the process provider runs
- * on the host's.
- */
-async function everythingEntry(server: TestServer): Promise<string> {
-  const hostPath = join(
-    dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')),
-    'dist',
-    'index.js',
-  );
-  const { providers } = await json<{ providers: { machine_kind: string; isolation?: string }[] }>(
-    await server.request('GET', '/v2/machines/capabilities'),
-    200,
-  );
-  if (!providers.find((p) => p.machine_kind === 'sandbox_a')?.isolation?.includes('bubblewrap'))
-    return hostPath;
-  const dir = sandboxCodeLayout(process.execPath).dirs.find(
-    (d) => !relative(d.host, hostPath).startsWith('..'),
-  )!;
-  return join(dir.inside, relative(dir.host, hostPath));
 }
 
 const statuses = (events: ThreadEvent[]) => events.filter((e) => e.type === 'mcp.status').map((e) => e.data);

@@ -19,7 +19,8 @@ describe.each(testDatabases())('the limit on live sandboxes on $name', (database
     writeFileSync(config, 'limits:\n  default: { live_sandboxes: 2 }\n');
     server = await startTestServer(database, {
       PADDOCK_CONFIG: config,
-      PADDOCK_SANDBOX_IDLE_STOP_MS: '1500',
+      // Long enough that a loaded machine still asks while the last two threads' sandboxes run.
+      PADDOCK_SANDBOX_IDLE_STOP_MS: '4000',
     });
   });
   afterAll(() => server.close());

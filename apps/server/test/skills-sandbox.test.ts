@@ -2,17 +2,8 @@ import { testDatabases } from '@paddock/testing';
 import { type Deployment, startDeployment } from '@paddock/testing/deployment';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { greeterSkillMd as skillMd } from './greeter-skill.ts';
 import { agentSpec, allEvents, json, settled } from './helpers.ts';
-
-const skillMd = `---
-name: greeter
-description: Greets people the Paddock way; use it whenever someone says hello.
----
-
-# Greeter
-
-Answer with the line in templates/hello.txt.
-`;
 
 describe.each(testDatabases())('skills in a thread on $name', (database) => {
   let server: TestServer;

@@ -1,4 +1,4 @@
-import type { Scope, TokenKind } from '@paddock/protocol';
+import type { HarnessProfile, Scope, TokenKind } from '@paddock/protocol';
 import type { EventLog, TurnQueue } from '@paddock/runtime';
 import type { Store } from '@paddock/store';
 import type { ProviderPolicy } from './agents/provider-policy.ts';
@@ -34,12 +34,24 @@ export interface Actor {
  * Everything core verbs use, built once by the server's wiring, whole, before it listens, and
  * passed in: nothing in it is set later.
  */
+export interface HarnessPrograms {
+  /**
+   * The profile of each harness value that is an ACP program, with the deployment's remaps: the turn
+   * command carries it to the runner, which installs the program before the turn.
+   */
+  readonly profiles: ReadonlyMap<string, HarnessProfile>;
+  /** Whether this node's program cache holds the profile's install. */
+  isInstalled(profile: HarnessProfile): boolean;
+}
+
 export interface Services {
   readonly store: Store;
   readonly events: EventLog;
   readonly secrets: SecretBox;
   readonly providers: ProviderPolicy;
   readonly sandboxes: SandboxHost;
+  /** The ACP programs behind harness values (D9); absent where a deployment drives none. */
+  readonly harnesses?: HarnessPrograms;
   /**
    * This server's own sandbox hosts (in-process runner, Docker, micro-VMs), whose sandboxes die with
    * it: the `holder` of their thread tokens is `node:<nodeId>`. Stable across restarts on one data dir.

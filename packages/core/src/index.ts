@@ -35,6 +35,7 @@ export * from './files/file-tree.ts';
 export * from './files/list-files.ts';
 export type { WorkspaceFiles } from './files/workspace-files.ts';
 export * from './machines/admit-self-hosted-runner.ts';
+export * from './machines/harness-listing.ts';
 export * from './machines/live-sandboxes.ts';
 export * from './machines/machine-capabilities.ts';
 export * from './machines/machine-lifecycle.ts';

@@ -1,3 +1,10 @@
+export { harnessProfiles, installKey } from './acp/catalog.ts';
+export {
+  installedMarker,
+  ProgramCache,
+  type ProgramCacheOptions,
+  sandboxHarnessDir,
+} from './acp/program-cache.ts';
 export { mcpToolName } from './mcp/mcp-tool-name.ts';
 export type * from './mcp/mcp-toolbox.ts';
 export { preloadHarnesses } from './preload.ts';

@@ -1,4 +1,11 @@
-import type { DraftEvent, ModelSettings, SteeredMessage, TurnResult } from '@paddock/protocol';
+import type {
+  DraftEvent,
+  HarnessProfile,
+  ModelSettings,
+  SteeredMessage,
+  TurnMcpServer,
+  TurnResult,
+} from '@paddock/protocol';
 import type { ModelMessage } from 'ai';
 import type { McpToolbox } from './mcp/mcp-toolbox.ts';
 
@@ -32,6 +39,10 @@ export interface HarnessTurnInput {
   inbox?: SteeringInbox;
   /** The agent's MCP servers the sandbox runs: their tools are offered to the model. */
   mcp?: McpToolbox;
+  /** The agent's MCP servers as configured, for a harness whose program runs them itself (`runsMcpServers`). */
+  mcpServers?: TurnMcpServer[];
+  /** The program behind an ACP harness value (D9). */
+  profile?: HarnessProfile;
 }
 
 /**
@@ -47,6 +58,13 @@ export interface Harness {
   readonly name: string;
   /** Whether a running turn takes new user messages between model steps (native steering). */
   readonly steerable: boolean;
+  /** Whether its program starts the agent's MCP servers itself (an ACP agent), rather than the sandbox. */
+  readonly runsMcpServers?: boolean;
+  /**
+   * Gets ready for the turn before it begins (an ACP program started, its session open): what this
+   * starts belongs to the sandbox, not to the turn, so a Stop leaves it running.
+   */
+  prepare?(input: HarnessTurnInput): Promise<void>;
   /** The turn's result, its messages as the AI SDK's (which the next turn's input takes as they are). */
   runTurn(input: HarnessTurnInput): Promise<TurnResult<ModelMessage>>;
 }

@@ -5,6 +5,7 @@ import { createModelRouter } from '@paddock/models';
 import { harnesses } from '@paddock/protocol';
 import { startGatewayServer, streamingModel } from '@paddock/testing/gateway';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { harnessProfiles } from '../src/acp/catalog.ts';
 import { getHarness } from '../src/index.ts';
 import { isProcessAlive, ofType, runTurn, tempDir, waitForFile } from './turn-helpers.ts';
 
@@ -296,23 +297,29 @@ describe('knowledge_cloud and the other harness names', () => {
     expect(server.bodies.at(-1)?.messages[0].content).toContain('knowledge_cloud');
   });
 
-  it('fails the other coding values with harness_unavailable', async () => {
+  it('fails an ACP value with harness_unavailable when its program has no profile or is not installed', async () => {
+    const profiles = harnessProfiles();
     for (const name of harnesses.filter((n) => n !== 'coding_alpha' && n !== 'knowledge_cloud')) {
-      const turn = await runTurn(getHarness(name), 'hi', {
+      const profile = profiles.get(name)!;
+      const noProfile = await runTurn(getHarness(name), 'hi', {
         gateway: server.gateway,
         workspaceDir: await tempDir(),
       });
-      expect(turn.stopReason).toBe('error');
-      expect(turn.events).toEqual([
-        {
-          type: 'error',
-          data: {
-            code: 'harness_unavailable',
-            message: `${name} is not installed on this runner`,
-            retryable: false,
-          },
-        },
-      ]);
+      const notInstalled = await runTurn(getHarness(name), 'hi', {
+        gateway: server.gateway,
+        workspaceDir: await tempDir(),
+        profile,
+        env: { PADDOCK_HARNESS_DIR: await tempDir() },
+      });
+      for (const [turn, message] of [
+        [noProfile, `${name} has no program profile on this runner`],
+        [notInstalled, `${profile.program} is not installed on this runner`],
+      ] as const) {
+        expect(turn.stopReason).toBe('error');
+        expect(turn.events).toEqual([
+          { type: 'error', data: { code: 'harness_unavailable', message, retryable: false } },
+        ]);
+      }
     }
     expect(() => getHarness('nope')).toThrow(/unknown harness/);
   });

@@ -1,7 +1,7 @@
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DraftEvent, TurnResult } from '@paddock/protocol';
+import type { DraftEvent, HarnessProfile, TurnResult } from '@paddock/protocol';
 import type { ModelMessage } from 'ai';
 import { expect, vi } from 'vitest';
 import type { GatewayAccess, Harness, SteeringInbox } from '../src/types.ts';
@@ -18,6 +18,7 @@ export interface TurnOptions {
   env?: Record<string, string>;
   signal?: AbortSignal;
   inbox?: SteeringInbox;
+  profile?: HarnessProfile;
 }
 
 export async function runTurn(
@@ -37,6 +38,7 @@ export async function runTurn(
     signal: options.signal ?? new AbortController().signal,
     emit: (event) => events.push(event),
     inbox: options.inbox,
+    profile: options.profile,
   });
   expectToolCallsClosed(events);
   return { ...result, events, input };

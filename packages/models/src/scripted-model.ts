@@ -72,7 +72,7 @@ async function answerPrompt(options: LanguageModelV4CallOptions): Promise<Answer
     offered:
       options.tools?.map((offered) =>
         offered.type === 'function'
-          ? { name: offered.name, inputSchema: offered.inputSchema }
+          ? { name: offered.name, description: offered.description, inputSchema: offered.inputSchema }
           : { name: offered.name },
       ) ?? [],
   });

@@ -122,6 +122,22 @@ describe('scripted model through streamText', () => {
     expect(textOf(parts)).toBe('mcp__docs__lookup: found 2 for tus');
   });
 
+  it('calls the one offered tool whose name ends as `*<end>` says, and nothing when none or two do', async () => {
+    const lookup = tool({
+      inputSchema: z.object({ query: z.string() }),
+      execute: async ({ query }) => query,
+    });
+    const offered = { ...tools, mcp__docs__lookup: lookup, docs__lookup_all: lookup };
+    const parts = await run('::call *__lookup {"query": "tus"}', undefined, model, offered);
+    expect(parts.find((p) => p.type === 'tool-call')).toMatchObject({ toolName: 'mcp__docs__lookup' });
+    const ambiguous = await generateText({ model, prompt: '::call *lookup* {}', tools: offered });
+    expect(ambiguous.toolCalls).toEqual([]);
+    expect(ambiguous.text).toMatch(/^::call \*lookup\*: no such tool was offered/);
+    const twoEndings = { ...offered, other__lookup: lookup };
+    const two = await generateText({ model, prompt: '::call *__lookup {}', tools: twoEndings });
+    expect(two.toolCalls).toEqual([]);
+  });
+
   it('answers in words, calling nothing, when ::call names a tool not offered or bad JSON', async () => {
     const missing = await generateText({ model, prompt: '::call lookup {"query": "tus"}', tools });
     expect(missing.toolCalls).toEqual([]);
@@ -133,6 +149,19 @@ describe('scripted model through streamText', () => {
     expect(badJson.text).toMatch(/^::call shell: the arguments are not JSON \(.+\)$/);
     const notObject = await generateText({ model, prompt: '::call shell ["ls"]', tools });
     expect(notObject.text).toBe('::call shell: the arguments must be a JSON object');
+  });
+
+  it("reads with ::seen the offered tools' descriptions too (where some programs list their skills)", async () => {
+    const skill = tool({
+      description: 'Execute a skill. <available_skills>greeter: Greets people</available_skills>',
+      inputSchema: z.object({ skill: z.string() }),
+    });
+    const result = await generateText({
+      model,
+      prompt: '::seen Greets people\n::seen Waves at people',
+      tools: { ...tools, skill },
+    });
+    expect(result.text).toBe('seen: yes\nseen: no');
   });
 
   it('tells with ::seen whether text was in what it was sent before the message', async () => {

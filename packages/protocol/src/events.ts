@@ -13,6 +13,8 @@ export const eventTypes = [
   'plan.update',
   'mcp.status',
   'skills.resolved',
+  'harness.install',
+  'permission.request',
   'sandbox.status',
   'entrypoint.output',
   'usage',
@@ -63,6 +65,16 @@ export interface EventData {
   'mcp.status': McpStatusData;
   /** The registry skills a thread got, each source's version (D14); once, when the thread is created. */
   'skills.resolved': { skills: { source: string; creator: string; slug: string; version: string }[] };
+  /** A coding-agent program being installed on the runner for the turn that needs it first (D9). */
+  'harness.install': {
+    harness: string;
+    program: string;
+    version: string;
+    status: 'installing' | 'installed' | 'failed';
+    detail?: string;
+  };
+  /** An ACP agent asked to act, and the harness answered by policy (allow: the sandbox is the boundary). */
+  'permission.request': { tool_id: string | null; title: string; decision: string; option_id: string | null };
   'sandbox.status': { status: string; isolation?: string; detail?: string };
   'entrypoint.output': { stream: 'stdout' | 'stderr' | 'status'; text: string; exit_code?: number };
   usage: { input_tokens: number; output_tokens: number; model: string };
@@ -105,6 +117,19 @@ const eventDataSchemas = {
   }),
   'skills.resolved': z.looseObject({
     skills: z.array(z.looseObject({ source: text, creator: text, slug: text, version: text })),
+  }),
+  'harness.install': z.looseObject({
+    harness: text,
+    program: text,
+    version: text,
+    status: z.enum(['installing', 'installed', 'failed']),
+    detail: text.optional(),
+  }),
+  'permission.request': z.looseObject({
+    tool_id: text.nullable(),
+    title: text,
+    decision: text,
+    option_id: text.nullable(),
   }),
   'sandbox.status': z.looseObject({ status: text, isolation: text.optional(), detail: text.optional() }),
   'entrypoint.output': z.looseObject({

@@ -7,6 +7,7 @@ export * from './evals.ts';
 export * from './event-queries.ts';
 export * from './events.ts';
 export * from './files.ts';
+export * from './harnesses.ts';
 export * from './ids.ts';
 export * from './machines.ts';
 export * from './manifests.ts';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { outcomeStatuses, stopReasons } from './events.ts';
+import { harnessProfileSchema } from './harnesses.ts';
 import { modelSettingsSchema } from './tasks.ts';
 
 /**
@@ -50,6 +51,8 @@ export function turnCommandSchema<M extends ConversationMessage>(message: z.ZodT
   return z.object({
     turn_id: id,
     harness: z.string(),
+    /** The ACP program behind `harness` (D9), resolved by the server; absent for Paddock's own loops. */
+    harness_profile: harnessProfileSchema.optional(),
     model: z.string(),
     instructions: z.string().optional(),
     /** The whole conversation so far, oldest first; the newest user message(s) last. */

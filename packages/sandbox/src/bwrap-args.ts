@@ -14,6 +14,8 @@ export const sandboxPaths = {
   shared: '/shared',
   /** The thread's skills, each read-only at `/skills/<slug>` (PADDOCK_SKILLS_DIR). */
   skills: '/skills',
+  /** The runner's cache of ACP programs, read-only (PADDOCK_HARNESS_DIR; see ProgramCache). */
+  harnesses: '/opt/paddock/harnesses',
 };
 
 export interface BwrapArgsInput {

@@ -11,8 +11,11 @@ export function bwrapSupervisorEnv(compileCache: boolean): Record<string, string
   return env;
 }
 
-/** What everything the supervisor starts sees (sent as `configure`). */
-export function bwrapSandboxEnv(env: Record<string, string>): Record<string, string> {
+/**
+ * What everything the supervisor starts sees (sent as `configure`). `harnesses`: the provider shows
+ * the program cache at its fixed path.
+ */
+export function bwrapSandboxEnv(env: Record<string, string>, harnesses = false): Record<string, string> {
   return {
     PATH: '/usr/local/bin:/usr/bin:/bin',
     HOME: sandboxPaths.workspace,
@@ -20,6 +23,7 @@ export function bwrapSandboxEnv(env: Record<string, string>): Record<string, str
     ...env,
     PADDOCK_WORKSPACE: sandboxPaths.workspace,
     PADDOCK_API_URL: loopbackApiUrl(env.PADDOCK_API_URL),
+    ...(harnesses ? { PADDOCK_HARNESS_DIR: sandboxPaths.harnesses } : {}),
   };
 }
 

@@ -13,6 +13,7 @@ import {
 import { startChildSandbox } from './child-sandbox-process.ts';
 import { type CodeDir, type CodeLayout, sandboxCodeLayout } from './code-paths.ts';
 import { compileCacheFor, warmCompileCache } from './compile-cache.ts';
+import { harnessCodeDir } from './harness-dir.ts';
 import { sandboxLimits } from './limits.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSpec } from './provider.ts';
 import { ReadOnlyViews } from './read-only-views.ts';
@@ -35,6 +36,8 @@ export interface BwrapProviderOptions {
   /** The code sandboxes see under /opt/paddock; defaults to the project's packages/ and node_modules/. */
   code?: CodeLayout;
   bootTimeoutMs?: number;
+  /** The runner's program cache (ProgramCache's root), shown read-only at /opt/paddock/harnesses. */
+  harnessDir?: string;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
@@ -72,6 +75,7 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
   const views = await ReadOnlyViews.open(join(options.stateDir, 'views'), asRoot);
   const code: CodeDir[] = [];
   for (const dir of layout.dirs) code.push({ host: await views.show(dir.host), inside: dir.inside });
+  code.push(...(await harnessCodeDir(options.harnessDir)));
   const etc = await views.show(etcDir);
   const seccomp = sandboxSeccompFilter();
   if (!seccomp) options.log?.('warn', `no seccomp filter for ${process.arch}: sandboxes run without one`);
@@ -148,7 +152,7 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
     skills: 'bound',
     warmed: compileCache.then(() => {}),
     apiUrlInside: loopbackApiUrl,
-    sandboxEnv: (_workspaceDir, env) => bwrapSandboxEnv(env),
+    sandboxEnv: (_workspaceDir, env) => bwrapSandboxEnv(env, options.harnessDir !== undefined),
     async create(spec: SandboxSpec): Promise<SandboxProcess> {
       // The id names the sandbox's cgroups, so it must be one plain path segment.
       if (!/^[A-Za-z0-9_.-]{1,200}$/.test(spec.id) || spec.id.startsWith('.')) {

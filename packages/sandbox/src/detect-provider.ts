@@ -26,6 +26,7 @@ export async function detectProvider(
     const provider = createProcessProvider({
       nodePath: options.nodePath,
       bootTimeoutMs: options.bootTimeoutMs,
+      harnessDir: options.harnessDir,
     });
     return {
       provider,

@@ -9,6 +9,8 @@ export interface ProcessProviderOptions {
   /** PATH for the supervisor and everything it starts. */
   path?: string;
   bootTimeoutMs?: number;
+  /** The runner's program cache: its sandboxes use it where it is (PADDOCK_HARNESS_DIR). */
+  harnessDir?: string;
 }
 
 /**
@@ -35,6 +37,7 @@ export function createProcessProvider(options: ProcessProviderOptions = {}): San
       LANG: 'C.UTF-8',
       ...env,
       PADDOCK_WORKSPACE: workspaceDir,
+      ...(options.harnessDir === undefined ? {} : { PADDOCK_HARNESS_DIR: options.harnessDir }),
     }),
     close: async () => {},
     create(spec: SandboxSpec): Promise<SandboxProcess> {

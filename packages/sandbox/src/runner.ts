@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type {
   DraftEvent,
+  HarnessProfile,
   SandboxExec,
   SandboxExecResult,
   SteeredMessage,
@@ -8,23 +9,19 @@ import type {
   TurnResult,
 } from '@paddock/protocol';
 import type { ModelMessage } from 'ai';
+import { TurnPrograms } from './program-install.ts';
 import type { SandboxProvider } from './provider.ts';
-import { type EnsureOptions, SandboxBooter, type SandboxBooterOptions } from './sandbox-booter.ts';
+import type { RunnerLog, RunnerOptions } from './runner-options.ts';
+import { type EnsureOptions, SandboxBooter } from './sandbox-booter.ts';
 import { SandboxTimers } from './sandbox-timers.ts';
 import { exitAccount, sandboxExited, type ThreadSandbox } from './thread-sandbox.ts';
-
-export type RunnerLog = (level: 'info' | 'warn' | 'error', message: string) => void;
-
-export interface RunnerOptions extends SandboxBooterOptions {
-  log?: RunnerLog;
-  /** How long a stopped supervisor gets to exit on its own before it is killed. */
-  stopGraceMs?: number;
-}
 
 /**
  * The sandbox host: one sandbox per thread, booted on demand (by its `SandboxBooter`, which takes a
  * standby over when it can) and kept across turns, frozen or stopped while idle as its lifecycle says.
  */
+export type { RunnerLog, RunnerOptions };
+
 export class Runner {
   readonly #options: RunnerOptions;
   readonly #log: RunnerLog;
@@ -33,7 +30,10 @@ export class Runner {
   /** Threads whose sandbox reached the end of its lifetime: they never boot again here. */
   readonly #expired = new Set<string>();
   readonly #booting = new Map<string, Promise<void>>();
+  /** Stops under way (an idle stop may still be in its grace when the runner shuts down). */
+  readonly #stopping = new Set<Promise<void>>();
   readonly #booter: SandboxBooter;
+  readonly #programs: TurnPrograms;
   #closed = false;
 
   /** Starts booting the standby sandboxes in the background. */
@@ -41,6 +41,7 @@ export class Runner {
     this.#options = options;
     this.#log = options.log ?? (() => {});
     this.#booter = new SandboxBooter(options, this.#log);
+    this.#programs = new TurnPrograms(options.programs, this.#log);
   }
 
   get provider(): SandboxProvider {
@@ -113,6 +114,17 @@ export class Runner {
   ): Promise<TurnResult<ModelMessage>> {
     const thread = this.#threads.get(threadId);
     if (!thread) return Promise.resolve(sandboxExited('the thread has no running sandbox'));
+    const profile = command.harness_profile;
+    if (this.#programs.needed(profile)) return this.#installThenRun(threadId, command, profile, onEvent);
+    return this.#runInSandbox(threadId, thread, command, onEvent);
+  }
+
+  #runInSandbox(
+    threadId: string,
+    thread: ThreadSandbox,
+    command: TurnCommand,
+    onEvent: (event: DraftEvent) => void,
+  ): Promise<TurnResult<ModelMessage>> {
     const timers = this.#timers.get(threadId);
     timers?.busy();
     // Sent at once unless the sandbox sleeps: an interrupt or a steered message sent right after
@@ -123,6 +135,28 @@ export class Runner {
     return result.finally(() => {
       if (this.#threads.get(threadId) === thread && thread.turnId === undefined) timers?.idle();
     });
+  }
+
+  /**
+   * The first turn that needs a program on this runner installs it (concurrent turns share one
+   * install), its progress on the thread as `harness.install` events; the sandbox sees the cache
+   * read-only, so nothing runs there until the program is in place.
+   */
+  async #installThenRun(
+    threadId: string,
+    command: TurnCommand,
+    profile: HarnessProfile,
+    onEvent: (event: DraftEvent) => void,
+  ): Promise<TurnResult<ModelMessage>> {
+    // The install may outlast the idle timers: the sandbox must not sleep or stop meanwhile.
+    this.#timers.get(threadId)?.busy();
+    const ended = await this.#programs.install(threadId, command, profile, onEvent).finally(() => {
+      if (this.#threads.get(threadId)?.turnId === undefined) this.#timers.get(threadId)?.idle();
+    });
+    if (ended) return ended;
+    const thread = this.#threads.get(threadId);
+    if (!thread) return sandboxExited('the sandbox exited while its program was installed');
+    return this.#runInSandbox(threadId, thread, command, onEvent);
   }
 
   /** Offers messages to the thread's running turn (native steering); false when it did not take them. */
@@ -146,6 +180,7 @@ export class Runner {
   }
 
   interrupt(threadId: string, turnId: string): void {
+    this.#programs.interrupt(threadId, turnId);
     const thread = this.#threads.get(threadId);
     if (thread?.turnId === turnId) thread.sandbox.send({ type: 'interrupt', turn_id: turnId });
   }
@@ -158,6 +193,19 @@ export class Runner {
     threadId: string,
     why?: { detail: string; cutOff?: { code: string; message: string } },
   ): Promise<void> {
+    const stopping = this.#stop(threadId, why);
+    this.#stopping.add(stopping);
+    try {
+      await stopping;
+    } finally {
+      this.#stopping.delete(stopping);
+    }
+  }
+
+  async #stop(
+    threadId: string,
+    why?: { detail: string; cutOff?: { code: string; message: string } },
+  ): Promise<void> {
     await this.#booting.get(threadId)?.catch(() => {});
     const thread = this.#threads.get(threadId);
     if (!thread) return;
@@ -165,6 +213,8 @@ export class Runner {
     this.#timers.get(threadId)?.clear();
     this.#timers.delete(threadId);
     thread.stopping = why?.cutOff ?? true;
+    // A frozen supervisor cannot read the shutdown: thawed, it ends its programs in its grace.
+    if (thread.frozen) await thread.sandbox.setFrozen?.(false);
     thread.sandbox.send({ type: 'shutdown' });
     const grace = sleep(this.#options.stopGraceMs ?? 2_000, undefined, { ref: false });
     await Promise.race([thread.sandbox.exited, grace]);
@@ -178,6 +228,7 @@ export class Runner {
     await Promise.all([...this.#booting.values()].map((boot) => boot.catch(() => {})));
     await this.#booter.closeStandbys();
     await Promise.all([...this.#threads.keys()].map((threadId) => this.stop(threadId)));
+    await Promise.all(this.#stopping);
     await this.#booter.close();
   }
 

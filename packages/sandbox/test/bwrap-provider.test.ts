@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiProxy, startApiProxy } from '../src/api-proxy.ts';
@@ -28,6 +28,8 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
   let sandbox: SandboxProcess;
   let workspace: string;
   let workspaces: Workspaces;
+  /** The program cache's root on the host (ProgramCache), shown read-only at /opt/paddock/harnesses. */
+  let harnessDir: string;
   const booted: SandboxProcess[] = [];
 
   async function boot(
@@ -65,10 +67,15 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
       stateDir: await root.dir('workspace-state'),
       uids: process.getuid?.() === 0 ? defaultUidRange : undefined,
     });
+    // Not made here: the provider makes it (open to the sandbox uids) before the first boot.
+    harnessDir = join(root.path, 'harnesses');
     provider = await createBwrapProvider({
       stateDir: await root.dir('state'),
       cgroups: { mount: cgroupMount, parent: cgroupParent },
+      harnessDir,
     });
+    await mkdir(join(harnessDir, 'early'), { mode: 0o755 });
+    await writeFile(join(harnessDir, 'early', 'installed.txt'), 'before boot\n', { mode: 0o644 });
     server = await startTestServer();
     proxy = await startApiProxy({
       socketPath: join(root.path, 'proxy', 'api.sock'),
@@ -100,6 +107,27 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
       new RegExp(`^${uid}\\n${uid}\\n${user}\\nCapEff:\\s+0+\\nNoNewPrivs:\\s+1\\n$`),
     );
     if (process.getuid?.() === 0) expect(uid).toBeGreaterThanOrEqual(defaultUidRange.base);
+  });
+
+  it('shows the program cache read-only, with what is installed after the sandbox booted', async () => {
+    const before = await runScript(
+      sandbox,
+      [
+        'echo "$PADDOCK_HARNESS_DIR"',
+        'cat "$PADDOCK_HARNESS_DIR/early/installed.txt"',
+        'touch "$PADDOCK_HARNESS_DIR/x" 2>/dev/null || echo read-only',
+        'echo y >> "$PADDOCK_HARNESS_DIR/early/installed.txt" 2>/dev/null || echo file-read-only',
+      ].join('; '),
+    );
+    expect(before.stdout).toBe('/opt/paddock/harnesses\nbefore boot\nread-only\nfile-read-only\n');
+    // The first ACP turn installs a program into the cache after a standby sandbox booted.
+    await mkdir(join(harnessDir, 'late', 'bin'), { recursive: true, mode: 0o755 });
+    await writeFile(join(harnessDir, 'late', 'bin', 'agent'), '#!/bin/sh\necho agent ran as $(id -u)\n', {
+      mode: 0o755,
+    });
+    const after = await runScript(sandbox, '/opt/paddock/harnesses/late/bin/agent');
+    expect(after.stdout).toBe(`agent ran as ${(await stat(workspace)).uid}\n`);
+    expect(await readFile(join(harnessDir, 'early', 'installed.txt'), 'utf8')).toBe('before boot\n');
   });
 
   it('gives a writable /workspace that persists between commands and lands in the host directory', async () => {

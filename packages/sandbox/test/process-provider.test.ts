@@ -216,3 +216,13 @@ function processesIn(dir: string): number[] {
   }
   return pids;
 }
+
+describe('process provider and the program cache', () => {
+  it('names the cache where it is on the host, as its sandboxes share the host’s files', () => {
+    const env = createProcessProvider({ harnessDir: '/var/cache/harnesses' }).sandboxEnv('/ws', {
+      PADDOCK_HARNESS_DIR: '/elsewhere',
+    });
+    expect(env.PADDOCK_HARNESS_DIR).toBe('/var/cache/harnesses');
+    expect(createProcessProvider().sandboxEnv('/ws', {}).PADDOCK_HARNESS_DIR).toBeUndefined();
+  });
+});

@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DraftEvent, SandboxLifecycle, TurnCommand } from '@paddock/protocol';
+import { installKey, ProgramCache } from '@paddock/harness';
+import {
+  type DraftEvent,
+  harnessProfileSchema,
+  type SandboxLifecycle,
+  type TurnCommand,
+} from '@paddock/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBwrapProvider } from '../src/bwrap-provider.ts';
 import type { SandboxProvider, SandboxSize } from '../src/provider.ts';
@@ -23,6 +29,18 @@ function turnCommand(text: string): TurnCommand {
     model: 'scripted',
     messages: [{ role: 'user', content: text }],
   };
+}
+
+/** An ACP profile of a tiny real package, so the runner's install runs the real npm quickly. */
+function tinyProfile(version: string) {
+  return harnessProfileSchema.parse({
+    program: 'is-number',
+    version,
+    packages: { 'is-number': version },
+    command: ['is-number'],
+    dialect: 'openai-chat',
+    token_env: 'PADDOCK_GATEWAY_TOKEN',
+  });
 }
 
 describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
@@ -72,9 +90,12 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
   beforeAll(async () => {
     root = await makeTempRoot('runner');
     server = await startTestServer();
+    // Its own cache, so the install (and its events) happen in this run whatever ran before.
+    const harnessDir = join(root.path, 'harnesses');
     const bwrap = await createBwrapProvider({
       stateDir: await root.dir('provider'),
       cgroups: { mount: cgroupMount, parent: cgroupParent },
+      harnessDir,
     });
     cgroups = bwrap.cgroups;
     // Counts boots; everything else is the real provider.
@@ -97,6 +118,7 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
       stateDir: join(root.path, 'runner'),
       apiTarget: { host: '127.0.0.1', port: server.port },
       standby: { size: 'S', count: 1 },
+      programs: new ProgramCache(harnessDir),
     });
   });
 
@@ -198,6 +220,64 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
     expect(runner.isRunning(threadId)).toBe(true);
     expect(second.output).toEqual([]);
     expect(await readFile(join(first.workspaceDir, 'boots.log'), 'utf8')).toBe('boot sekrit\n');
+    await runner.stop(threadId);
+  });
+
+  it("installs a turn's ACP program before the sandbox runs it, once", async () => {
+    const threadId = randomUUID();
+    await ensure(threadId);
+    const profile = tinyProfile('7.0.0');
+    const events: DraftEvent[] = [];
+    const command = {
+      ...turnCommand(
+        `::sh cat "$PADDOCK_HARNESS_DIR/${installKey(profile)}/node_modules/is-number/package.json"`,
+      ),
+      harness_profile: profile,
+    };
+    const result = await runner.runTurn(threadId, command, (event) => events.push(event));
+    expect(result.stopReason).toBe('end_turn');
+    const installs = events.filter((event) => event.type === 'harness.install').map((event) => event.data);
+    const about = { harness: 'coding_alpha', program: 'is-number', version: '7.0.0' };
+    expect(installs[0]).toEqual({ ...about, status: 'installing', detail: 'installing is-number@7.0.0' });
+    expect(installs.at(-1)).toEqual({
+      ...about,
+      status: 'installed',
+      detail: expect.stringMatching(/^installed in \d+\.\d s \(\d+\.\d MB\)$/),
+    });
+    // The sandbox (booted before the install) reads the program where PADDOCK_HARNESS_DIR says.
+    const ended = events.find((event) => event.type === 'tool_call.end');
+    expect(JSON.stringify(ended?.data)).toContain('\\"version\\": \\"7.0.0\\"');
+
+    const again: DraftEvent[] = [];
+    const second = await runner.runTurn(
+      threadId,
+      { ...turnCommand('::sh true'), harness_profile: profile },
+      (event) => again.push(event),
+    );
+    expect(second.stopReason).toBe('end_turn');
+    expect(again.filter((event) => event.type === 'harness.install')).toEqual([]);
+    await runner.stop(threadId);
+  });
+
+  it('fails a turn whose program cannot be installed with harness_unavailable, without running it', async () => {
+    const threadId = randomUUID();
+    const { workspaceDir } = await ensure(threadId);
+    const events: DraftEvent[] = [];
+    const command = { ...turnCommand('::sh touch /workspace/ran'), harness_profile: tinyProfile('999.0.0') };
+    const result = await runner.runTurn(threadId, command, (event) => events.push(event));
+    expect(result.stopReason).toBe('error');
+    expect(result.error).toEqual({
+      code: 'harness_unavailable',
+      message: expect.stringMatching(
+        /^cannot install is-number 999\.0\.0: npm install is-number@999\.0\.0 failed: ETARGET /,
+      ),
+      retryable: false,
+    });
+    // Progress lines come at most once a second, as many as the install takes; then the failure.
+    const statuses = events.map((event) => event.type === 'harness.install' && event.data.status);
+    expect(statuses.at(-1)).toBe('failed');
+    expect(new Set(statuses.slice(0, -1))).toEqual(new Set(['installing']));
+    expect(existsSync(join(workspaceDir, 'ran'))).toBe(false);
     await runner.stop(threadId);
   });
 
@@ -332,6 +412,20 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
     await ensure(threadId, { entrypoint: 'echo once >> boots', workspaceDir, lifecycle });
     expect(await readFile(join(workspaceDir, 'boots'), 'utf8')).toBe('once\n');
     await runner.stop(threadId);
+  });
+
+  it('stops a sleeping sandbox by thawing it first, so its supervisor shuts down without the grace', async (context) => {
+    if (!cgroups) context.skip();
+    const threadId = randomUUID();
+    const { statuses } = await ensure(threadId, {
+      lifecycle: { idle: { freezeAfterMs: 300, stopAfterMs: 800 } },
+    });
+    expect((await runner.runTurn(threadId, turnCommand('::sh true'), () => {})).stopReason).toBe('end_turn');
+    const idleAt = Date.now();
+    for (let i = 0; i < 100 && statuses.at(-1)?.status !== 'stopped'; i++) await sleep(50);
+    expect(statuses.map((s) => s.status).slice(-2)).toEqual(['sleeping', 'stopped']);
+    // A frozen supervisor could not read its shutdown: the stop waited out the 2 s grace.
+    expect(Date.now() - idleAt).toBeLessThan(800 + 1_500);
   });
 
   it('stops a sandbox at the end of its lifetime, ending its turn, and never boots it again', async () => {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { releaseVolumesUnder } from '@paddock/sandbox';
 import { createPostgresDatabase, type TestDatabase } from './databases.ts';
+import { testHarnessCache } from './harness-cache.ts';
 import { type ApiRequest, apiRequester, freePort, waitUntilHealthy } from './http.ts';
 
 const root = resolve(import.meta.dirname, '../../..');
@@ -67,6 +68,7 @@ export async function startDeployment(
     PORT: String(port),
     HOST: host,
     PADDOCK_DATA_DIR: dataDir,
+    PADDOCK_HARNESS_CACHE: testHarnessCache(),
     DATABASE_URL: postgres?.url ?? '',
     PADDOCK_BOOTSTRAP_TOKEN: token,
     PADDOCK_RUNNER: 'detached',

@@ -8,6 +8,7 @@ import { type Paddock, startPaddock } from '@paddock/server/paddock';
 import type { HTTPMethods } from 'fastify';
 import type { Logger } from 'pino';
 import { createPostgresDatabase, type TestDatabase } from './databases.ts';
+import { testHarnessCache } from './harness-cache.ts';
 import { type ApiRequest, apiRequester, type Inject, injectRequester } from './http.ts';
 
 export interface TestServer {
@@ -37,6 +38,7 @@ export async function startTestServer(
     PORT: '0',
     HOST: '127.0.0.1',
     PADDOCK_DATA_DIR: dataDir,
+    PADDOCK_HARNESS_CACHE: testHarnessCache(),
     DATABASE_URL: postgres?.url,
     PADDOCK_BOOTSTRAP_TOKEN: token,
     PADDOCK_ADMIN_PASSWORD: 'test-password',

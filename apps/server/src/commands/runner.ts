@@ -3,6 +3,7 @@ import { newId, tokenPrefixes } from '@paddock/protocol';
 import { RunnerLink } from '@paddock/sandbox';
 import { createRunner } from '../sandbox-hosts/embedded.ts';
 import type { Config } from '../startup/config.ts';
+import { programCache } from '../startup/harness-programs.ts';
 import { createLogger } from '../startup/logger.ts';
 import { loadRunnerToken } from '../startup/runner-token.ts';
 import { openWorkspaces } from '../startup/workspaces.ts';
@@ -32,6 +33,7 @@ export async function runRunner(config: Config): Promise<void> {
     stateDir: join(config.dataDir, 'sandboxes'),
     apiTarget: { host: server.hostname.replace(/^\[|\]$/g, ''), port: Number(server.port || 80) },
     workspaces,
+    programs: programCache(config, logger),
     logger,
     // A sandbox's model call waits out a server restart rather than failing the turn.
     apiConnectRetryMs: config.PADDOCK_ADOPTION_WINDOW_MS,

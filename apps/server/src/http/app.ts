@@ -21,6 +21,7 @@ import { agentRoutes } from './public/agents.ts';
 import { codeRoutes } from './public/code.ts';
 import { eventStreamRoutes } from './public/event-stream.ts';
 import { fileRoutes } from './public/files.ts';
+import { harnessRoutes } from './public/harnesses.ts';
 import { machineRoutes } from './public/machines.ts';
 import { mcpOauthRoutes } from './public/mcp-oauth.ts';
 import { mcpRelayRoutes } from './public/mcp-relay.ts';
@@ -100,6 +101,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   threadRoutes(app, options.services);
   taskRoutes(app, options.services);
   machineRoutes(app, options.services);
+  harnessRoutes(app, options.services);
   agentRoutes(app, options.services);
   codeRoutes(app, options.services);
   await mcpRelayRoutes(app, options.services);

@@ -42,6 +42,11 @@ const tags = [
   { name: 'Agents', paths: /^\/v2\/agents\b/, description: 'Agents on the public surface.' },
   { name: 'Machines', paths: /^\/v2\/machines\b/, description: 'Sandbox providers, sizes and features.' },
   {
+    name: 'Harnesses',
+    paths: /^\/v2\/harnesses\b/,
+    description: 'The agent programs behind each harness value, and whether this node has them.',
+  },
+  {
     name: 'Skills',
     paths: /^\/v2\/skills\b/,
     description: "The skills registry: organizations' published, immutable skill versions.",

@@ -1,4 +1,5 @@
 import type { ProviderAvailability, SandboxHost } from '@paddock/core';
+import type { ProgramCache } from '@paddock/harness';
 import { createDockerProvider, DockerEngine, Runner, type Workspaces } from '@paddock/sandbox';
 import type { Logger } from 'pino';
 import type { SandboxBackend } from './backend.ts';
@@ -15,6 +16,8 @@ export interface DockerSetup {
   apiUrl: () => string;
   /** Makes the thread workspaces, each owned by its sandbox's uid (shared with the server's uploads). */
   workspaces: Workspaces;
+  /** Where the runner installs ACP programs; its sandboxes see it read-only. */
+  programs?: ProgramCache;
   logger: Logger;
   /** Whether the deployment config switches sandbox_b on: only then does its availability go above debug. */
   enabled: boolean;
@@ -46,6 +49,7 @@ export function startDockerSandboxes(setup: DockerSetup): SandboxBackend {
           engine,
           image: setup.image,
           stateDir: setup.stateDir,
+          harnessDir: setup.programs?.root,
           log,
         });
         runner = new Runner({
@@ -53,6 +57,7 @@ export function startDockerSandboxes(setup: DockerSetup): SandboxBackend {
           stateDir: setup.stateDir,
           apiTarget: setup.apiTarget,
           workspaces: setup.workspaces,
+          programs: setup.programs,
           log,
           // No standby container: it would hold a sandbox's memory on hosts that never run sandbox_b.
           standby: { size: 'L', count: 0 },

@@ -1,4 +1,5 @@
 import type { SandboxHost } from '@paddock/core';
+import type { ProgramCache } from '@paddock/harness';
 import { detectProvider, Runner, type Workspaces } from '@paddock/sandbox';
 import type { Logger } from 'pino';
 import { StartupError } from '../startup/config.ts';
@@ -10,6 +11,8 @@ export interface RunnerSetup {
   apiTarget: { host: string; port: number };
   /** Makes the thread workspaces, each owned by its sandbox's uid (shared with the server's uploads). */
   workspaces: Workspaces;
+  /** Where the runner installs ACP programs; its sandboxes see it read-only. */
+  programs?: ProgramCache;
   logger: Logger;
   /** Whether a provider on this runner is switched on: if not, its falling back to plain processes is only debug. */
   enabled?: boolean;
@@ -26,6 +29,7 @@ export async function createRunner(options: RunnerSetup): Promise<{ runner: Runn
   const { provider, report } = await detectProvider({
     stateDir: options.stateDir,
     forceProcess: options.mode === 'process',
+    harnessDir: options.programs?.root,
     log,
   });
   if (options.mode === 'bwrap' && report.kind !== 'bwrap') {
@@ -43,6 +47,7 @@ export async function createRunner(options: RunnerSetup): Promise<{ runner: Runn
     apiConnectRetryMs: options.apiConnectRetryMs,
     standby: { size: 'S', count: options.standbys },
     workspaces: options.workspaces,
+    programs: options.programs,
     log,
   });
   return { runner, isolation: `${report.isolation}; ${options.workspaces.describe()}` };

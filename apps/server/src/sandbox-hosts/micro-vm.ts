@@ -1,4 +1,5 @@
 import type { SandboxHost } from '@paddock/core';
+import type { ProgramCache } from '@paddock/harness';
 import { type ApiTarget, createMicroVmProvider, Runner, type Workspaces } from '@paddock/sandbox';
 import type { Logger } from 'pino';
 import type { SandboxBackend } from './backend.ts';
@@ -12,6 +13,8 @@ export interface MicroVmHostSetup {
   apiUrl: () => string;
   /** Makes the thread workspaces, each owned by its sandbox's uid (shared with the server's uploads). */
   workspaces: Workspaces;
+  /** Where the runner installs ACP programs; its sandboxes see it read-only. */
+  programs?: ProgramCache;
   logger: Logger;
   /** The deployment's runners are detached (`PADDOCK_RUNNER=detached`): no micro-VM runs here then. */
   detached: boolean;
@@ -47,12 +50,14 @@ export function microVmSandboxHost(setup: MicroVmHostSetup): SandboxBackend {
       const provider = await createMicroVmProvider({
         host: vmHost,
         stateDir: `${setup.stateDir}/provider`,
+        harnessDir: setup.programs?.root,
       });
       const started = new Runner({
         provider,
         stateDir: setup.stateDir,
         apiTarget: setup.apiTarget,
         workspaces: setup.workspaces,
+        programs: setup.programs,
         standby: { size: 'L', count: 0 },
         log,
       });

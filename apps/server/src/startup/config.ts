@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseAddressRanges } from '@paddock/core';
 import { defaultDockerHost, defaultSandboxImage, parseDockerHost } from '@paddock/sandbox';
 import { z } from 'zod';
@@ -47,6 +47,8 @@ const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8787),
   HOST: z.string().min(1).default('127.0.0.1'),
   PADDOCK_DATA_DIR: z.string().min(1).default('./.paddock'),
+  /** The runner's cache of ACP programs (D9); default `<data dir>/harnesses`. */
+  PADDOCK_HARNESS_CACHE: z.string().min(1).optional(),
   DATABASE_URL: z
     .string()
     .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must be a postgres:// URL (or sqlite:)')
@@ -173,7 +175,7 @@ const configSchema = z.object({
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
 });
 
-export type Config = z.infer<typeof configSchema> & { dataDir: string };
+export type Config = z.infer<typeof configSchema> & { dataDir: string; harnessCacheDir: string };
 
 /** Parses the environment; a bad value throws one line naming the variable. */
 export function parseConfig(env: Record<string, string | undefined>): Config {
@@ -192,7 +194,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       'invalid PADDOCK_OIDC_AUDIENCE: PADDOCK_OIDC_ISSUER and PADDOCK_OIDC_AUDIENCE go together',
     );
   }
-  return { ...result.data, dataDir: resolve(result.data.PADDOCK_DATA_DIR) };
+  const dataDir = resolve(result.data.PADDOCK_DATA_DIR);
+  const harnessCacheDir = resolve(result.data.PADDOCK_HARNESS_CACHE ?? join(dataDir, 'harnesses'));
+  return { ...result.data, dataDir, harnessCacheDir };
 }
 
 /**

@@ -1,6 +1,12 @@
 import { readFileSync } from 'node:fs';
 import type { ProviderSettings } from '@paddock/core';
-import { type MachineKind, machineKinds } from '@paddock/protocol';
+import {
+  type HarnessProfile,
+  harnesses,
+  harnessProfileSchema,
+  type MachineKind,
+  machineKinds,
+} from '@paddock/protocol';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from './config.ts';
@@ -29,9 +35,15 @@ const limitsSchema = z.strictObject({
   organizations: z.record(z.string().min(1), orgLimitsSchema).default({}),
 });
 
+/** Paddock's own loops: every other harness value is an ACP program a deployment may remap (D9). */
+export const builtinHarnesses = ['coding_alpha', 'knowledge_cloud'] as const;
+const acpHarnesses = harnesses.filter((value) => !(builtinHarnesses as readonly string[]).includes(value));
+
 const deploymentSchema = z.strictObject({
   providers: z.partialRecord(z.enum(machineKinds), providerSchema).default({}),
   limits: limitsSchema.default({ default: {}, organizations: {} }),
+  /** ACP harness value → the program behind it, over the built-in profile (bring your own harness). */
+  harnesses: z.partialRecord(z.enum(acpHarnesses as [string, ...string[]]), harnessProfileSchema).default({}),
 });
 
 export type OrgLimits = z.infer<typeof orgLimitsSchema>;
@@ -39,12 +51,15 @@ export type OrgLimits = z.infer<typeof orgLimitsSchema>;
 export interface DeploymentConfig {
   providers: Partial<Record<MachineKind, ProviderSettings>>;
   limits: z.infer<typeof limitsSchema>;
+  /** The deployment's own ACP profiles, by harness value (over the built-in ones; see `harnessProfiles`). */
+  harnesses: Partial<Record<string, HarnessProfile>>;
 }
 
 /** Without a config file only the local provider is on, for everyone, and nothing is limited. */
 const defaults: DeploymentConfig = {
   providers: { sandbox_a: { enabled: true } },
   limits: { default: {}, organizations: {} },
+  harnesses: {},
 };
 
 /**
@@ -81,5 +96,9 @@ export function loadDeploymentConfig(path: string | undefined): DeploymentConfig
       `invalid PADDOCK_CONFIG ${path}: ${issue.path.join('.') || '(root)'}: ${issue.message}`,
     );
   }
-  return { providers: { ...defaults.providers, ...result.data.providers }, limits: result.data.limits };
+  return {
+    providers: { ...defaults.providers, ...result.data.providers },
+    limits: result.data.limits,
+    harnesses: result.data.harnesses,
+  };
 }

@@ -19,6 +19,7 @@ import { backgroundJobs } from './background-jobs.ts';
 import { announceBootstrap, keepBootstrap } from './bootstrap-files.ts';
 import type { Config } from './config.ts';
 import { loadDeploymentConfig } from './deployment-config.ts';
+import { harnessPrograms } from './harness-programs.ts';
 import { createLogger } from './logger.ts';
 import { loadNodeId } from './node-id.ts';
 import { startSandboxBackends } from './sandbox-backends.ts';
@@ -87,8 +88,10 @@ export async function startPaddock(
   const workspaceFiles = createWorkspaceIo();
   // What the verbs, the executor and the runners' hubs ask of the turn worker, made below.
   const turnQueue = createTurnQueue();
+  const harnesses = harnessPrograms(config, deployment, logger);
   const sandboxes = await startSandboxBackends(config, {
     deployment,
+    programs: harnesses.cache,
     logger,
     store,
     workspaces,
@@ -98,6 +101,7 @@ export async function startPaddock(
   });
   const { services, executor } = composeServices(config, {
     deployment,
+    harnesses,
     store,
     secrets,
     nodeId,

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { ProviderAvailability, SandboxHost } from '@paddock/core';
+import type { ProgramCache } from '@paddock/harness';
 import { type MachineKind, machineKinds } from '@paddock/protocol';
 import type { TurnQueue } from '@paddock/runtime';
 import type { RunnerHub, Workspaces } from '@paddock/sandbox';
@@ -38,6 +39,8 @@ export async function startSandboxBackends(
   config: Config,
   parts: {
     deployment: DeploymentConfig;
+    /** Where this node's runners install ACP programs (see harness-programs.ts). */
+    programs: ProgramCache;
     logger: Logger;
     store: Store;
     workspaces: Workspaces;
@@ -74,6 +77,7 @@ export async function startSandboxBackends(
         apiTarget: address.target,
         apiUrl: address.url,
         workspaces,
+        programs: parts.programs,
         logger,
         enabled: enabled('sandbox_a', 'sandbox_c', 'sandbox_d'),
         standbys: config.PADDOCK_STANDBY_SANDBOXES,
@@ -86,6 +90,7 @@ export async function startSandboxBackends(
       apiTarget: address.target,
       apiUrl: address.url,
       workspaces,
+      programs: parts.programs,
       logger,
       enabled: enabled('sandbox_b'),
     }),
@@ -95,6 +100,7 @@ export async function startSandboxBackends(
       apiTarget: address.target,
       apiUrl: address.url,
       workspaces,
+      programs: parts.programs,
       logger,
       detached: detached !== undefined,
     }),

@@ -6,6 +6,7 @@ import {
   createRevocations,
   createTurnExecutor,
   type Faults,
+  type HarnessPrograms,
   type SecretBox,
   type Services,
   type TurnExecutor,
@@ -28,6 +29,7 @@ export function composeServices(
   config: Config,
   parts: {
     deployment: DeploymentConfig;
+    harnesses?: HarnessPrograms;
     store: Store;
     secrets: SecretBox;
     nodeId: string;
@@ -48,6 +50,7 @@ export function composeServices(
     secrets: parts.secrets,
     providers: createProviderPolicy(deployment.providers, parts.sandboxes.availability),
     sandboxes: parts.sandboxes.host,
+    harnesses: parts.harnesses,
     nodeId: parts.nodeId,
     revocations: createRevocations(config.PADDOCK_CREDENTIAL_RECHECK_MS),
     credits: budgetCreditGate({

@@ -232,6 +232,7 @@ export function createTurnExecutor(services: ExecutorServices): TurnExecutor {
           {
             turn_id: turn.id,
             harness: agent.harness,
+            harness_profile: services.harnesses?.profiles.get(agent.harness),
             model,
             instructions: agent.instructions ?? undefined,
             messages: toConversation(await listMessages(store.db, thread.id)),

@@ -20,7 +20,7 @@ const verdicts = new Set(['pass', 'fail']);
 export interface ScriptContext {
   /** The text of the prompt before the message (system text and tool results included): `::expect` and `::seen` look in it. */
   earlier?: string;
-  /** The tools the call offered: `::call` calls only one of these; `::sh` and `::write` pick theirs. */
+  /** The tools the call offered: `::call` calls only one of these; `::sh` and `::write` pick theirs; `::seen` reads their descriptions. */
   offered?: OfferedTool[];
 }
 
@@ -63,7 +63,9 @@ export function parseScript(message: string, { earlier = '', offered = [] }: Scr
         input: { passed: found, reason: `${found ? 'found' : 'did not find'} "${rest}" in the conversation` },
       });
     } else if (directive === '::seen' && rest) {
-      script.replies.push(`seen: ${earlier.includes(rest) ? 'yes' : 'no'}`);
+      // The offered tools' descriptions were sent too (a program may list its skills only there).
+      const seen = earlier.includes(rest) || offered.some((tool) => tool.description?.includes(rest));
+      script.replies.push(`seen: ${seen ? 'yes' : 'no'}`);
     } else if (directive === '::call' && rest) {
       addCall(script, parseCall(rest, offered));
     } else if (directive === '::options') {
@@ -88,7 +90,8 @@ function addCall(script: Script, call: ShapedCall | string): void {
  * than failing the model call, so a test sees the reason in the turn's answer.
  */
 function parseCall(rest: string, offered: OfferedTool[]): ShapedCall | string {
-  const [, toolName, json] = /^(\S+)\s*(.*)$/.exec(rest) ?? ['', rest, ''];
+  const [, named, json] = /^(\S+)\s*(.*)$/.exec(rest) ?? ['', rest, ''];
+  const toolName = offeredName(named!, offered);
   if (!offered.some((tool) => tool.name === toolName)) {
     return `::call ${toolName}: no such tool was offered (offered: ${offered.map((t) => t.name).join(', ') || 'none'})`;
   }
@@ -102,6 +105,16 @@ function parseCall(rest: string, offered: OfferedTool[]): ShapedCall | string {
     return `::call ${toolName}: the arguments must be a JSON object`;
   }
   return { toolName, input: input as Record<string, unknown> };
+}
+
+/**
+ * The tool a script names: as written, or `*<end>` for the one offered tool whose name ends so
+ * (coding agents name an MCP server's tools each their own way: `mcp__srv__echo`, `srv__echo`, …).
+ */
+function offeredName(named: string, offered: OfferedTool[]): string {
+  if (!named.startsWith('*')) return named;
+  const matches = offered.filter((tool) => tool.name.endsWith(named.slice(1)));
+  return matches.length === 1 ? matches[0]!.name : named;
 }
 
 function splitDirective(line: string): [string, string] {

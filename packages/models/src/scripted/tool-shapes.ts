@@ -4,6 +4,8 @@ import type { JSONSchema7 } from '@ai-sdk/provider';
 /** A tool the call offered: its name and, for a function tool, its input schema. */
 export interface OfferedTool {
   name: string;
+  /** What the tool says of itself: some programs list their skills only here (Qwen Code's `skill` tool). */
+  description?: string;
   inputSchema?: JSONSchema7;
 }
 

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { sandboxPaths } from '../bwrap-args.ts';
 import { bwrapSandboxEnv, loopbackApiUrl } from '../bwrap-env.ts';
 import { type CodeDir, type CodeLayout, sandboxCodeLayout } from '../code-paths.ts';
+import { harnessCodeDir } from '../harness-dir.ts';
 import { sandboxLimits } from '../limits.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSpec } from '../provider.ts';
 import { ReadOnlyViews } from '../read-only-views.ts';
@@ -22,6 +23,8 @@ export interface DockerProviderOptions {
   /** The code containers see under /opt/paddock; defaults to the project's packages/ and node_modules/. */
   code?: CodeLayout;
   bootTimeoutMs?: number;
+  /** The runner's program cache (ProgramCache's root), shown read-only at /opt/paddock/harnesses. */
+  harnessDir?: string;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
@@ -41,6 +44,7 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
   const views = await ReadOnlyViews.open(join(options.stateDir, 'views'), asRoot);
   const code: CodeDir[] = [];
   for (const dir of layout.dirs) code.push({ host: await views.show(dir.host), inside: dir.inside });
+  code.push(...(await harnessCodeDir(options.harnessDir)));
   // Not root: the workspace belongs to the server's user, so the sandbox runs as that user.
   const uid = asRoot ? (options.sandboxUid ?? 65534) : (process.getuid?.() ?? 65534);
   const bootTimeoutMs = options.bootTimeoutMs ?? 30_000;
@@ -71,7 +75,7 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
     sharedFolders: false,
     skills: 'bound',
     apiUrlInside: loopbackApiUrl,
-    sandboxEnv: (_workspaceDir, env) => bwrapSandboxEnv(env),
+    sandboxEnv: (_workspaceDir, env) => bwrapSandboxEnv(env, options.harnessDir !== undefined),
     async create(spec: SandboxSpec): Promise<SandboxProcess> {
       // The id names the container, so it must be one plain segment.
       if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/.test(spec.id))

@@ -7,6 +7,7 @@ import { sandboxPaths } from '../bwrap-args.ts';
 import { bwrapSandboxEnv, loopbackApiUrl } from '../bwrap-env.ts';
 import { startChildSandbox } from '../child-sandbox-process.ts';
 import { type CodeDir, type CodeLayout, sandboxCodeLayout } from '../code-paths.ts';
+import { harnessCodeDir } from '../harness-dir.ts';
 import { sandboxLimits } from '../limits.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSpec } from '../provider.ts';
 import { buildSandboxEtc } from '../sandbox-etc.ts';
@@ -30,6 +31,8 @@ export interface MicroVmProviderOptions {
   code?: CodeLayout;
   /** From QEMU's start to the supervisor's `ready`. Default 60 s (TCG is slow). */
   bootTimeoutMs?: number;
+  /** The runner's program cache (ProgramCache's root), shown read-only at /opt/paddock/harnesses. */
+  harnessDir?: string;
 }
 
 const MiB = 1024 ** 2;
@@ -57,7 +60,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
   const staticShares: GuestShare[] = [
     { tag: 'usr', hostPath: '/usr', guestPath: '/usr', readOnly: true },
     { tag: 'etc', hostPath: etcDir, guestPath: '/etc', readOnly: true },
-    ...codeShares(layout.dirs),
+    ...codeShares([...layout.dirs, ...(await harnessCodeDir(options.harnessDir))]),
   ];
   const workspaceShare = (hostPath: string): GuestShare => ({
     tag: 'workspace',
@@ -109,7 +112,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
     sharedFolders: false,
     skills: 'bound',
     apiUrlInside: loopbackApiUrl,
-    sandboxEnv: (_workspaceDir, env) => bwrapSandboxEnv(env),
+    sandboxEnv: (_workspaceDir, env) => bwrapSandboxEnv(env, options.harnessDir !== undefined),
     async create(spec: SandboxSpec): Promise<SandboxProcess> {
       if (!/^[A-Za-z0-9_.-]{1,200}$/.test(spec.id) || spec.id.startsWith('.')) {
         throw new Error(`invalid sandbox id: ${spec.id}`);

@@ -1,8 +1,8 @@
-import type { Harness, SteeringInbox } from '@paddock/harness';
+import type { Harness, HarnessTurnInput, SteeringInbox } from '@paddock/harness';
 import type { DraftEvent, SteeredMessage, TurnCommand, TurnResult } from '@paddock/protocol';
 import type { ModelMessage } from 'ai';
 import type { McpServers } from './mcp/mcp-servers.ts';
-import { type RunProcesses, withRun } from './run-processes.ts';
+import { type Run, type RunProcesses, withRun } from './run-processes.ts';
 import { send } from './send.ts';
 
 /** The part of `@paddock/harness` the supervisor uses. */
@@ -99,8 +99,9 @@ export class TurnRunner {
       send({ type: 'turn.result', turn_id: turnId, result: cancelled() });
       return;
     }
-    const run = this.#runs.begin('turn');
     const controller = new AbortController();
+    /** Begins once the harness is ready: what it started to get ready is the sandbox's, not the turn's. */
+    let run: Run | undefined;
     let finished = false;
     let stopped = false;
     let graceTimer: NodeJS.Timeout | undefined;
@@ -108,9 +109,9 @@ export class TurnRunner {
       if (finished) return;
       finished = true;
       clearTimeout(graceTimer);
-      this.#runs.end(run);
+      if (run) this.#runs.end(run);
       // Again as the turn ends: a process may have forked while the first sweep ran.
-      if (stopped) this.#runs.killTurn(run);
+      if (stopped && run) this.#runs.killTurn(run);
       inbox.close();
       this.#active = undefined;
       const steeredIds = inbox.taken;
@@ -127,7 +128,7 @@ export class TurnRunner {
     const stop = (): void => {
       stopped = true;
       controller.abort();
-      this.#runs.killTurn(run);
+      if (run) this.#runs.killTurn(run);
     };
     this.#active = { turnId, controller, inbox, finish, stop };
 
@@ -151,36 +152,44 @@ export class TurnRunner {
     const emit = (event: DraftEvent): void => {
       if (!finished) send({ type: 'event', turn_id: turnId, event });
     };
+    const input: HarnessTurnInput = {
+      turnId,
+      model: command.model,
+      instructions: command.instructions,
+      // The transcript holds what harnesses answered, checked as the AI SDK's messages where a
+      // peer sent them; user messages are text.
+      messages: command.messages as ModelMessage[],
+      modelSettings: command.model_options,
+      // The sandbox's own API URL and thread token: a turn needs no credential of its own, so a
+      // server that restarted can run the next turn without minting a new one.
+      gateway: {
+        baseURL: `${context.env.PADDOCK_API_URL}/v2/gateway/openai/v1`,
+        apiKey: context.env.PADDOCK_TOKEN ?? '',
+      },
+      workspaceDir: context.workspaceDir,
+      env: context.env,
+      signal: controller.signal,
+      inbox: harness.steerable ? inbox : undefined,
+      profile: command.harness_profile,
+      emit,
+    };
     try {
-      // The servers outlive the turn; a Stop while they connect stops waiting for them.
+      // What gets ready outlives the turn (MCP servers, an agent program); a Stop stops the wait.
       const aborted = new Promise<void>((resolve) =>
         controller.signal.addEventListener('abort', () => resolve()),
       );
-      await Promise.race([
-        this.#mcp.prepare(command.mcp_servers ?? [], context, (data) => emit({ type: 'mcp.status', data })),
-        aborted,
-      ]);
-      const result = await harness.runTurn({
-        turnId,
-        model: command.model,
-        instructions: command.instructions,
-        // The transcript holds what harnesses answered, checked as the AI SDK's messages where a
-        // peer sent them; user messages are text.
-        messages: command.messages as ModelMessage[],
-        modelSettings: command.model_options,
-        // The sandbox's own API URL and thread token: a turn needs no credential of its own, so a
-        // server that restarted can run the next turn without minting a new one.
-        gateway: {
-          baseURL: `${context.env.PADDOCK_API_URL}/v2/gateway/openai/v1`,
-          apiKey: context.env.PADDOCK_TOKEN ?? '',
-        },
-        workspaceDir: context.workspaceDir,
-        env: withRun(context.env, run),
-        signal: controller.signal,
-        inbox: harness.steerable ? inbox : undefined,
-        mcp: this.#mcp,
-        emit,
-      });
+      const ready = harness.runsMcpServers
+        ? harness.prepare?.({ ...input, mcpServers: command.mcp_servers })
+        : this.#mcp.prepare(command.mcp_servers ?? [], context, (data) => emit({ type: 'mcp.status', data }));
+      await Promise.race([ready, aborted]);
+      if (finished) return;
+      run = this.#runs.begin('turn');
+      if (stopped) this.#runs.killTurn(run);
+      const result = await harness.runTurn(
+        harness.runsMcpServers
+          ? { ...input, mcpServers: command.mcp_servers, env: withRun(context.env, run) }
+          : { ...input, mcp: this.#mcp, env: withRun(context.env, run) },
+      );
       finish(result);
     } catch (error) {
       send({ type: 'log', level: 'error', message: `harness ${command.harness} crashed: ${stackOf(error)}` });

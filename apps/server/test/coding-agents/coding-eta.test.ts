@@ -1,0 +1,3 @@
+import { codingAgentSuite } from './coding-agent-suite.ts';
+
+codingAgentSuite('coding_eta');
