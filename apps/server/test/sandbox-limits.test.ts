@@ -6,7 +6,7 @@ import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDeploymentConfig, orgLimits } from '../src/startup/deployment-config.ts';
-import { agentSpec, allEvents, json, settled } from './helpers.ts';
+import { agentSpec, allEvents, json, settled, stopTask, turnStarted } from './helpers.ts';
 
 interface Refusal {
   detail: { code: string; message: string };
@@ -19,8 +19,8 @@ describe.each(testDatabases())('the limit on live sandboxes on $name', (database
     writeFileSync(config, 'limits:\n  default: { live_sandboxes: 2 }\n');
     server = await startTestServer(database, {
       PADDOCK_CONFIG: config,
-      // Long enough that a loaded machine still asks while the last two threads' sandboxes run.
-      PADDOCK_SANDBOX_IDLE_STOP_MS: '4000',
+      // Idle sandboxes stop soon; the ones the test needs live hold a running turn.
+      PADDOCK_SANDBOX_IDLE_STOP_MS: '2000',
     });
   });
   afterAll(() => server.close());
@@ -64,10 +64,11 @@ describe.each(testDatabases())('the limit on live sandboxes on $name', (database
     await settled(server, second);
     await stopped(first);
     await stopped(second);
-    const third = await created('::sh echo three');
-    const fourth = await created('::sh echo four');
-    await settled(server, third);
-    await settled(server, fourth);
+    // Their turns run until stopped, so their sandboxes count however slow the machine is.
+    const third = await created('::sleep 120000');
+    const fourth = await created('::sleep 120000');
+    await turnStarted(server, third);
+    await turnStarted(server, fourth);
 
     // The first thread's sandbox stopped: a new input, or a file read, would boot a third one.
     const input = await server.request('POST', `/v2/tasks/${first}/inputs`, {
@@ -82,6 +83,10 @@ describe.each(testDatabases())('the limit on live sandboxes on $name', (database
     await refused(await server.request('GET', `/v2/tasks/${first}/files`));
 
     // Once the others stopped, the first one boots again.
+    for (const threadId of [third, fourth]) {
+      await json(await stopTask(server, threadId, {}), 200);
+      await settled(server, threadId);
+    }
     await stopped(third);
     await stopped(fourth);
     await json(

@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 export type ApiRequest = (
@@ -53,13 +54,29 @@ function requestParts(
   return { headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) };
 }
 
-/** A loopback port nothing listens on right now. */
+/**
+ * A loopback port nothing listens on right now, for a server process started next. Chosen below
+ * the kernel's ephemeral range: a port from that range can be taken by any outbound connection of
+ * the tests running beside it before the server binds it.
+ */
 export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  const [ephemeralStart = 32768] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+    .trim()
+    .split(/\s+/)
+    .map(Number);
+  const low = 10_000;
+  const high = Math.max(low + 1000, ephemeralStart);
+  for (;;) {
+    const port = low + Math.floor(Math.random() * (high - low));
+    const server = createServer();
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (!bound) continue;
+    await new Promise((resolve) => server.close(resolve));
+    return port;
+  }
 }
 
 /** Waits until a server process answers `/healthz`; throws with its output if it exits or takes too long. */
