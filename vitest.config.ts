@@ -12,6 +12,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // A worker runs its files one after another in one process: the server's modules load once per
+    // worker, not once per file (the suite is bound by the two cores' time, not by waiting).
+    isolate: false,
     // Test files mostly wait on sandboxes, processes, programs and databases: three at once even on
     // two cores (Vitest's default, one fewer than the cores, runs them one by one there: 18 min
     // against 12 with two, before the coding agents' suites).

@@ -27,6 +27,11 @@ const apiKey = `key-${randomUUID()}`;
 async function startRemoteServer(): Promise<{ server: Server; url: string; seen: string[] }> {
   const seen: string[] = [];
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    // Only its MCP endpoint counts: a process of another test may knock on a port it once used.
+    if (req.url !== '/mcp') {
+      res.writeHead(404).end();
+      return;
+    }
     seen.push(String(req.headers['x-api-key']));
     if (req.headers['x-api-key'] !== apiKey) {
       res.writeHead(403).end();

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createIdleThread, json, transcript } from './helpers.ts';
 
 /** Server lifetimes per database, each ending in a SIGKILL; a round on each thread per lifetime. */
-const lives = 4;
+const lives = 3;
 const threadsPerLife = 10;
 
 /** A small seeded generator, so a failing round can be replayed with the same moments. */
@@ -43,7 +43,7 @@ describe.each(testDatabases())('acknowledged inputs across server kills ($name)'
     await deployment?.close();
   });
 
-  it('40 rounds of SIGKILL at every moment of a turn: each acknowledged input runs once or is cancelled by a Stop, none is stranded', async () => {
+  it('30 rounds of SIGKILL at every moment of a turn: each acknowledged input runs once or is cancelled by a Stop, none is stranded', async () => {
     const d = await startDeployment(database, {
       PADDOCK_RUNNER: 'embedded',
       PADDOCK_LEASE_TTL_MS: '900',
