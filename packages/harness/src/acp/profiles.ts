@@ -105,7 +105,8 @@ export const builtinProfiles: Record<string, HarnessProfileInput> = {
     command: ['gemini', '--acp', '--skip-trust', '-m', '{{model}}'],
     dialect: 'gemini',
     token_env: 'GEMINI_API_KEY',
-    env: { GOOGLE_GEMINI_BASE_URL: '{{gateway_url}}' },
+    // It would start itself again as a child process (to raise its heap limit): half its start-up.
+    env: { GOOGLE_GEMINI_BASE_URL: '{{gateway_url}}', GEMINI_CLI_NO_RELAUNCH: 'true' },
     files: {
       '.gemini/settings.json': JSON.stringify({
         security: { auth: { selectedType: 'gemini-api-key' } },
@@ -163,7 +164,8 @@ export const builtinProfiles: Record<string, HarnessProfileInput> = {
     command: ['qwen', '--acp', '--auth-type', 'openai', '--approval-mode', 'yolo'],
     dialect: 'openai-chat',
     token_env: 'OPENAI_API_KEY',
-    env: { OPENAI_BASE_URL: '{{gateway_url}}', OPENAI_MODEL: '{{model}}' },
+    // As Gemini CLI's: no second start of itself as a child process.
+    env: { OPENAI_BASE_URL: '{{gateway_url}}', OPENAI_MODEL: '{{model}}', QWEN_CODE_NO_RELAUNCH: 'true' },
     files: {
       '.qwen/settings.json': JSON.stringify({
         privacy: { usageStatisticsEnabled: false },
@@ -203,7 +205,12 @@ export const builtinProfiles: Record<string, HarnessProfileInput> = {
           },
         },
       }),
-      '.pi/agent/settings.json': JSON.stringify({ defaultProvider: 'paddock', defaultModel: '{{model}}' }),
+      // quietStartup: pi-acp would otherwise run `pi --version` (a second start of pi) at every session.
+      '.pi/agent/settings.json': JSON.stringify({
+        defaultProvider: 'paddock',
+        defaultModel: '{{model}}',
+        quietStartup: true,
+      }),
       '.pi/agent/extensions/paddock-mcp.js': piMcpBridge,
     },
     mcp_servers_env: 'PADDOCK_MCP_SERVERS',
