@@ -1,13 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { ThreadEvent } from '@paddock/protocol';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import {
   agentSpec,
   allEvents,
@@ -19,64 +14,24 @@ import {
   transcript,
 } from './helpers.ts';
 import { everythingEntry } from './mcp-everything.ts';
-
-/** The header the local remote server requires: stored on the agent, added by the relay only. */
-const apiKey = `key-${randomUUID()}`;
-
-/** A local streamable-HTTP MCP server (the SDK's own) with one tool, refusing calls without the key. */
-async function startRemoteServer(): Promise<{ server: Server; url: string; seen: string[] }> {
-  const seen: string[] = [];
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    // Only its MCP endpoint counts: a process of another test may knock on a port it once used.
-    if (req.url !== '/mcp') {
-      res.writeHead(404).end();
-      return;
-    }
-    seen.push(String(req.headers['x-api-key']));
-    if (req.headers['x-api-key'] !== apiKey) {
-      res.writeHead(403).end();
-      return;
-    }
-    const mcp = new McpServer({ name: 'remote', version: '1.0.0' });
-    mcp.registerTool(
-      'lookup',
-      { description: 'Looks a word up', inputSchema: { word: z.string() } },
-      async ({ word }) => ({ content: [{ type: 'text', text: `${word} means remote-answer` }] }),
-    );
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on('close', () => {
-      void transport.close();
-      void mcp.close();
-    });
-    await mcp.connect(transport);
-    await transport.handleRequest(req, res);
-  };
-  const server = createServer((req, res) => {
-    handle(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(500);
-      res.end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, seen };
-}
+import { type RemoteMcpServer, startRemoteMcpServer } from './mcp-remote.ts';
 
 const statuses = (events: ThreadEvent[]) => events.filter((e) => e.type === 'mcp.status').map((e) => e.data);
 
 describe.each(testDatabases())('MCP servers in turns on $name', (database) => {
   let server: TestServer;
-  let remote: Awaited<ReturnType<typeof startRemoteServer>>;
+  let remote: RemoteMcpServer;
   let everything: string;
 
   beforeAll(async () => {
     // The remote MCP server listens on loopback: a deployment with a local server allows it so.
     server = await startTestServer(database, { PADDOCK_OUTBOUND_ALLOW: '127.0.0.1' });
-    remote = await startRemoteServer();
+    remote = await startRemoteMcpServer();
     everything = await everythingEntry(server);
   });
   afterAll(async () => {
     await server.close();
-    await new Promise((resolve) => remote.server.close(resolve));
+    await remote.close();
   });
 
   async function runThread(agent: Record<string, unknown>, input: string) {
@@ -189,7 +144,7 @@ describe.each(testDatabases())('MCP servers in turns on $name', (database) => {
 
   it('reaches a url server through the relay, which adds its headers: they never enter the sandbox', async () => {
     const { threadId, agentId } = await runThread(
-      { mcp_servers: [{ name: 'remote', url: remote.url, headers: { 'X-Api-Key': apiKey } }] },
+      { mcp_servers: [{ name: 'remote', url: remote.url, headers: { 'X-Api-Key': remote.apiKey } }] },
       '::call mcp__remote__lookup {"word":"paddock"}',
     );
     const events = await allEvents(server, threadId);
@@ -206,7 +161,7 @@ describe.each(testDatabases())('MCP servers in turns on $name', (database) => {
     });
     expect((await transcript(server, threadId)).join('\n')).toContain('paddock means remote-answer');
     expect(remote.seen.length).toBeGreaterThan(0);
-    expect(remote.seen.every((key) => key === apiKey)).toBe(true);
+    expect(remote.seen.every((key) => key === remote.apiKey)).toBe(true);
     // The relay recorded the connection as the server's last check.
     const probe = await server.paddock.services.store.db
       .selectFrom('mcp_server_probes')
@@ -220,11 +175,13 @@ describe.each(testDatabases())('MCP servers in turns on $name', (database) => {
     const all = await allEvents(server, threadId);
     const shell = all.filter((e) => e.type === 'tool_call.end').at(-1)!;
     expect(String(shell.data.output)).toContain('PADDOCK_TOKEN');
-    expect(JSON.stringify(all)).not.toContain(apiKey);
+    expect(JSON.stringify(all)).not.toContain(remote.apiKey);
   });
 
   it('refuses the relay to another thread’s token and to a server the agent does not have', async () => {
-    const spec = { mcp_servers: [{ name: 'remote', url: remote.url, headers: { 'X-Api-Key': apiKey } }] };
+    const spec = {
+      mcp_servers: [{ name: 'remote', url: remote.url, headers: { 'X-Api-Key': remote.apiKey } }],
+    };
     const { threadId } = await runThread(spec, 'hello');
     const missing = await server.request('POST', `/v2/threads/${threadId}/mcp/nowhere`, {
       body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },

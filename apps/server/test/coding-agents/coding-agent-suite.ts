@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { greeterSkillMd as skillMd } from '../greeter-skill.ts';
 import { agentSpec, allEvents, json, settled, stopTask, transcript } from '../helpers.ts';
 import { everythingEntry } from '../mcp-everything.ts';
+import { type RemoteMcpServer, startRemoteMcpServer } from '../mcp-remote.ts';
 
 /** First answers can wait for an install; the programs themselves answer in seconds. */
 const turnTimeoutMs = 180_000;
@@ -16,16 +17,25 @@ const turnTimeoutMs = 180_000;
 /**
  * What issue 14 asks of every coding agent, on a real sandbox with the scripted model: a shell
  * command through the agent's own tool, a follow-up that saw the earlier turn (also after the
- * sandbox stopped and booted again), Stop during a slow model call, an MCP tool, and a skill.
+ * sandbox stopped and booted again), Stop during a slow model call, an MCP tool of a command server in
+ * the sandbox and one of a url server through the relay, a skill, and permission requests answered.
  * One database: the agents do not touch the store; the store's own tests run on both.
  */
-export function codingAgentSuite(harness: string) {
+export function codingAgentSuite(
+  harness: string,
+  options: {
+    /** The program asks before it runs some tools (`session/request_permission`). */
+    asksPermission?: boolean;
+  } = {},
+) {
   const [database] = testDatabases();
   describe(`${harness} in a sandbox on ${database!.name}`, () => {
     let server: TestServer;
     let everything: string;
+    let remote: RemoteMcpServer;
 
     beforeAll(async () => {
+      remote = await startRemoteMcpServer();
       const config = join(mkdtempSync(join(tmpdir(), 'paddock-config-')), 'paddock.yaml');
       // sandbox_c stops its sandbox soon after a turn: the next turn boots a fresh one.
       writeFileSync(config, 'providers:\n  sandbox_c: { enabled: true }\n');
@@ -34,6 +44,8 @@ export function codingAgentSuite(harness: string) {
         PADDOCK_STANDBY_SANDBOXES: '0',
         PADDOCK_SANDBOX_IDLE_MS: '600',
         PADDOCK_SANDBOX_IDLE_STOP_MS: '1500',
+        // The url MCP server listens on loopback.
+        PADDOCK_OUTBOUND_ALLOW: '127.0.0.1',
       });
       everything = await everythingEntry(server);
       const files = [{ path: 'SKILL.md', content: skillMd }];
@@ -42,7 +54,10 @@ export function codingAgentSuite(harness: string) {
         201,
       );
     }, turnTimeoutMs);
-    afterAll(() => server?.close());
+    afterAll(async () => {
+      await server?.close();
+      await remote?.close();
+    });
 
     async function send(threadId: string, content: string) {
       await json(
@@ -58,7 +73,7 @@ export function codingAgentSuite(harness: string) {
 
     // One thread through it all, as a user would have it: every program start costs seconds.
     it(
-      'runs a shell command and an MCP tool, sees its instructions and skill, remembers the conversation across turns and a sandbox restart, and stops within five seconds',
+      'runs a shell command and MCP tools (in the sandbox and through the relay), sees its instructions and skill, remembers the conversation across turns and a sandbox restart, stops within five seconds, and is allowed by policy',
       async () => {
         const marker = `instr-${randomUUID().slice(0, 8)}`;
         const { thread_id: threadId } = await json<{ thread_id: string }>(
@@ -71,7 +86,10 @@ export function codingAgentSuite(harness: string) {
                 machine_kind: 'sandbox_c',
                 instructions: `Answer briefly. ${marker}`,
                 skills: [{ source: 'registry:default/greeter' }],
-                mcp_servers: [{ name: 'everything', command: 'node', args: [everything, 'stdio'] }],
+                mcp_servers: [
+                  { name: 'everything', command: 'node', args: [everything, 'stdio'] },
+                  { name: 'remote', url: remote.url, headers: { 'X-Api-Key': remote.apiKey } },
+                ],
               }),
               input: [
                 '::sh expr 6007 \\* 7',
@@ -93,13 +111,17 @@ export function codingAgentSuite(harness: string) {
         expect(ends.map((e) => e.data.output).join('\n')).toContain('42049');
         expect((await transcript(server, threadId)).join('\n')).toContain('seen: yes\nseen: yes');
 
-        await send(threadId, '::call *echo {"message": "through-mcp"}');
+        await send(threadId, '::call *echo {"message": "through-mcp"}\n::call *lookup {"word": "relayed"}');
         events = await allEvents(server, threadId);
-        expect(
-          ofType(events, 'tool_call.end')
-            .map((e) => e.data.output)
-            .join('\n'),
-        ).toContain('through-mcp');
+        const outputs = ofType(events, 'tool_call.end')
+          .map((e) => e.data.output)
+          .join('\n');
+        expect(outputs).toContain('through-mcp');
+        expect(outputs).toContain('relayed means remote-answer');
+        // The relay added the server's header; the sandbox never held it.
+        expect(remote.seen.length).toBeGreaterThan(0);
+        expect(remote.seen.every((key) => key === remote.apiKey)).toBe(true);
+        expect(JSON.stringify(events)).not.toContain(remote.apiKey);
 
         await send(threadId, '::seen 42049');
         expect((await transcript(server, threadId)).at(-1)).toContain('seen: yes');
@@ -137,6 +159,18 @@ export function codingAgentSuite(harness: string) {
         // Some programs send the stopped message again, joined to the next (the script's sleep with it).
         await send(threadId, 'still here?');
         expect((await transcript(server, threadId)).at(-1)).toContain('still here?');
+
+        // A program that asks before it acts is allowed by policy, each time, and it is recorded
+        // against the tool call it allowed (the others run their tools without asking).
+        events = await allEvents(server, threadId);
+        const asked = ofType(events, 'permission.request');
+        const calls = ofType(events, 'tool_call.start').map((e) => e.data.tool_id);
+        if (options.asksPermission) expect(asked.length).toBeGreaterThanOrEqual(2);
+        else expect(asked).toEqual([]);
+        for (const request of asked) {
+          expect(request.data.decision).toMatch(/^allow_/);
+          expect(calls).toContain(request.data.tool_id);
+        }
       },
       4 * turnTimeoutMs,
     );

@@ -1,3 +1,3 @@
 import { codingAgentSuite } from './coding-agent-suite.ts';
 
-codingAgentSuite('coding_beta');
+codingAgentSuite('coding_beta', { asksPermission: true });

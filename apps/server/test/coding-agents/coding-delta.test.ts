@@ -1,3 +1,3 @@
 import { codingAgentSuite } from './coding-agent-suite.ts';
 
-codingAgentSuite('coding_delta');
+codingAgentSuite('coding_delta', { asksPermission: true });
