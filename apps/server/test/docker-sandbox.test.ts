@@ -191,6 +191,31 @@ describe.skipIf(unavailable !== undefined).each(testDatabases().slice(0, 1))(
       expect(await engine().containersLabelled('dev.paddock.sandbox')).toEqual([]);
     }, 180_000);
 
+    it('runs a coding agent from the program cache, which the container sees read-only', async () => {
+      server = await startTestServer(database, { PADDOCK_CONFIG: config, DOCKER_HOST: dockerHost() });
+      await probed(server);
+      const { thread_id } = await json<{ thread_id: string }>(
+        await server.request('POST', '/v2/threads', {
+          body: {
+            agent: agentSpec({ machine_kind: 'sandbox_b', harness: 'coding_gamma', model: 'scripted' }),
+            input:
+              '::sh expr 6007 \\* 7; touch /opt/paddock/harnesses/x 2>/dev/null && echo cache-writable || echo cache-read-only',
+          },
+        }),
+        201,
+      );
+      const thread = await settled(server, thread_id, 120_000);
+      const events = await allEvents(server, thread_id);
+      expect(thread.status, JSON.stringify(events.filter((e) => e.type === 'error'))).toBe('idle');
+      const output = events
+        .filter((e) => e.type === 'tool_call.end')
+        .map((e) => String((e.data as { output?: string }).output))
+        .join('\n');
+      // 42049 is in no command: Codex ran it, in the container.
+      expect(output).toContain('42049');
+      expect(output).toContain('cache-read-only');
+    }, 180_000);
+
     it('says why sandbox_b cannot run without an engine or without its image, and refuses its agents', async () => {
       server = await startTestServer(database, {
         PADDOCK_CONFIG: config,
