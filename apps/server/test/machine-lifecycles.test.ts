@@ -44,9 +44,10 @@ describe.each(testDatabases())('sandboxes that sleep or expire on $name', (datab
       .filter((e) => e.type === 'sandbox.status')
       .map((e) => (e.data as { status: string }).status);
 
+  // Two boots of a sandbox: on a loaded machine (a CI run) the first took over 20 s.
   it('sandbox_c sleeps when idle, then wakes on a file read (machine_not_ready meanwhile) with its workspace intact', async () => {
     const threadId = await threadOn('sandbox_c', '::sh echo kept > kept.txt');
-    await settled(server, threadId);
+    await settled(server, threadId, 60_000);
     await expect.poll(() => statuses(threadId), { timeout: 10_000 }).toContain('stopped');
     // Frozen first, then stopped; the workspace stays.
     expect(await statuses(threadId)).toEqual(['starting', 'running', 'sleeping', 'stopped']);
@@ -69,9 +70,9 @@ describe.each(testDatabases())('sandboxes that sleep or expire on $name', (datab
       }),
       201,
     );
-    await settled(server, threadId);
+    await settled(server, threadId, 60_000);
     expect((await transcript(server, threadId)).join('\n')).toContain('kept');
-  });
+  }, 120_000);
 
   it('sandbox_d ends at its lifetime: the turn it cuts off fails, and the task does not resume', async () => {
     const threadId = await threadOn('sandbox_d', '::sh sleep 30');
