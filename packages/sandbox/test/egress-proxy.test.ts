@@ -18,15 +18,32 @@ import { makeTempRoot } from './temp-root.ts';
 const run = promisify(execFile);
 
 /** The names the tests use, resolved without DNS. */
-const names: Record<string, string> = { 'allowed.test': '127.0.0.1', 'inside.test': '127.0.0.1' };
+const names: Record<string, string[]> = {
+  'allowed.test': ['127.0.0.1'],
+  'inside.test': ['127.0.0.1'],
+  // A public address and a private one: the proxy must not pick the public one and go on.
+  'mixed.test': ['198.51.99.1', '10.1.2.3'],
+};
+let lookups = 0;
 const lookup: EgressLookup = (hostname, _options, callback) => {
-  const address = names[hostname];
-  if (address === undefined)
+  lookups += 1;
+  const addresses = names[hostname];
+  if (addresses === undefined)
     return callback(Object.assign(new Error(`${hostname} not found`), { code: 'ENOTFOUND' }), []);
-  callback(null, [{ address, family: 4 } satisfies LookupAddress]);
+  callback(
+    null,
+    addresses.map((address) => ({ address, family: 4 }) satisfies LookupAddress),
+  );
 };
 /** The policy allows these names (IP literals too, so the address check is what refuses them). */
-const policyNames = new Set(['allowed.test', 'inside.test', 'nowhere.test', '127.0.0.1', '169.254.169.254']);
+const policyNames = new Set([
+  'allowed.test',
+  'inside.test',
+  'mixed.test',
+  'nowhere.test',
+  '127.0.0.1',
+  '169.254.169.254',
+]);
 const policy = (host: string) =>
   policyNames.has(host)
     ? ({ allowed: true } as const)
@@ -41,9 +58,11 @@ let closedPort: number;
 const temp = await makeTempRoot('egress-proxy');
 
 beforeAll(async () => {
-  upstream = createHttpServer((request, response) => {
+  upstream = createHttpServer(async (request, response) => {
     upstreamHeaders = request.headers;
-    response.end(`upstream saw ${request.method} ${request.url}`);
+    let body = '';
+    for await (const chunk of request) body += chunk;
+    response.end(`upstream saw ${request.method} ${request.url}${body ? ` body=${body}` : ''}`);
   });
   upstream.listen(0, '127.0.0.1');
   await once(upstream, 'listening');
@@ -119,8 +138,8 @@ function connectThrough(proxyAddress: string, target: string) {
   };
 }
 
-const curl = (proxyAddress: string, url: string) =>
-  run('curl', ['-sS', '--max-time', '10', '--proxy', `http://${proxyAddress}`, url], {
+const curl = (proxyAddress: string, url: string, ...extra: string[]) =>
+  run('curl', ['-sS', '--max-time', '10', '--proxy', `http://${proxyAddress}`, ...extra, url], {
     env: { PATH: process.env.PATH },
   });
 
@@ -128,7 +147,10 @@ describe('egress proxy', () => {
   it('forwards a plain http:// request to an allowed name, with Host kept and no proxy headers', async () => {
     const { proxy, records } = await startProxy('127.0.0.1');
     try {
+      const before = lookups;
       const { stdout } = await curl(proxy.address, `http://allowed.test:${upstreamPort}/x?y=1`);
+      // allowed.test is in no real DNS: the upstream was reached by the address checked, resolved once.
+      expect(lookups - before).toBe(1);
       expect(stdout).toBe('upstream saw GET /x?y=1');
       expect(upstreamHeaders?.host).toBe(`allowed.test:${upstreamPort}`);
       expect(Object.keys(upstreamHeaders ?? {}).filter((name) => name.startsWith('proxy-'))).toEqual([]);
@@ -142,6 +164,28 @@ describe('egress proxy', () => {
       expect(records[0]!.reason).toBeUndefined();
       expect(records[0]!.bytes_out).toBeGreaterThan(0);
       expect(records[0]!.bytes_in).toBeGreaterThan('upstream saw GET /x?y=1'.length);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('forwards a request body, of known length and chunked', async () => {
+    const { proxy } = await startProxy('127.0.0.1');
+    try {
+      const url = `http://allowed.test:${upstreamPort}/post`;
+      expect((await curl(proxy.address, url, '--data', 'hello')).stdout).toBe(
+        'upstream saw POST /post body=hello',
+      );
+      const chunked = await curl(
+        proxy.address,
+        url,
+        '-H',
+        'Transfer-Encoding: chunked',
+        '--data',
+        'in chunks',
+      );
+      expect(chunked.stdout).toBe('upstream saw POST /post body=in chunks');
+      expect(upstreamHeaders?.['transfer-encoding']).toBe('chunked');
     } finally {
       await proxy.close();
     }
@@ -220,6 +264,7 @@ describe('egress proxy', () => {
         [`inside.test:${echoPort}`, '127.0.0.1'],
         [`127.0.0.1:${echoPort}`, '127.0.0.1'],
         ['169.254.169.254:80', '169.254.169.254'],
+        ['mixed.test:443', '10.1.2.3'],
       ] as const) {
         const answer = await connectThrough(proxy.address, target).closed;
         expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 403 Forbidden');
@@ -231,11 +276,12 @@ describe('egress proxy', () => {
       expect(stdout).toBe(
         'paddock egress: 169.254.169.254:80 refused: address 169.254.169.254 not allowed (not public)\n',
       );
-      await vi.waitFor(() => expect(records).toHaveLength(4));
+      await vi.waitFor(() => expect(records).toHaveLength(5));
       expect(records.map((r) => [r.host, r.allowed, r.bytes_out])).toEqual([
         ['inside.test', false, 0],
         ['127.0.0.1', false, 0],
         ['169.254.169.254', false, 0],
+        ['mixed.test', false, 0],
         ['169.254.169.254', false, 0],
       ]);
     } finally {
