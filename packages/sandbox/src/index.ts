@@ -10,6 +10,7 @@ export type { DetectProviderOptions, ProviderReport } from './detect-provider.ts
 export { detectProvider } from './detect-provider.ts';
 export type { RootfsOptions } from './docker/base-image.ts';
 export {
+  baseImagePackages,
   buildRootfsTarball,
   defaultSandboxImage,
   imageMarkerPath,

@@ -3,7 +3,7 @@ import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { buildRootfsTarball, DockerEngine, importBaseImage } from '@paddock/sandbox';
+import { baseImagePackages, buildRootfsTarball, DockerEngine, importBaseImage } from '@paddock/sandbox';
 
 /** A dockerd of the test's own: its socket, data and exec roots in a temporary directory. */
 export interface TestDockerd {
@@ -102,7 +102,8 @@ async function stopDockerd(child: ChildProcess, dir: string): Promise<void> {
 /** Where the root filesystem tarball is kept between runs, so only the first run debootstraps. */
 export function testRootfsCache(): string {
   const dir = process.getuid?.() === 0 ? '/var/cache/paddock-test' : join(tmpdir(), 'paddock-test-cache');
-  return join(dir, 'bookworm-minbase.tar');
+  // Named by what is in it, so a cached tarball of another package set is never reused.
+  return join(dir, `bookworm-minbase-${baseImagePackages.join('+')}.tar`);
 }
 
 /**

@@ -7,12 +7,18 @@ import type { DockerEngine } from './engine.ts';
 
 export const defaultSandboxImage = 'paddock-sandbox:bookworm';
 
+/**
+ * Debian packages every image gets beyond `minbase`: what the coding-agent programs need of the
+ * system (Codex's native binary links OpenSSL 3).
+ */
+export const baseImagePackages = ['libssl3'];
+
 export interface RootfsOptions {
   /** Debian suite. Default `bookworm`. */
   suite?: string;
   /** The Debian mirror; default debootstrap's own (deb.debian.org). */
   mirror?: string;
-  /** Extra packages beyond `minbase` (e.g. python3, git, ca-certificates). */
+  /** Extra packages beyond `minbase` and `baseImagePackages` (e.g. python3, git, ca-certificates). */
   include?: string[];
   debootstrapPath?: string;
   /** Lines of debootstrap's progress. */
@@ -36,8 +42,8 @@ export async function buildRootfsTarball(tarPath: string, options: RootfsOptions
   const work = await mkdtemp(join(dirname(tarPath), '.rootfs-'));
   const rootfs = join(work, 'rootfs');
   try {
-    const args = ['--variant=minbase'];
-    if (options.include?.length) args.push(`--include=${options.include.join(',')}`);
+    const packages = [...new Set([...baseImagePackages, ...(options.include ?? [])])];
+    const args = ['--variant=minbase', `--include=${packages.join(',')}`];
     args.push(suite, rootfs);
     if (options.mirror) args.push(options.mirror);
     const debootstrap = spawn(options.debootstrapPath ?? '/usr/sbin/debootstrap', args, {
@@ -49,7 +55,7 @@ export async function buildRootfsTarball(tarPath: string, options: RootfsOptions
     });
     const built = await runToExit(debootstrap, debootstrapTimeoutMs, 'debootstrap');
     if (built.code !== 0) throw new Error(`debootstrap exited with ${built.code}: ${built.stderr.trim()}`);
-    const marker = `suite=${suite}\nvariant=minbase\nbuilt=${new Date().toISOString()}\n`;
+    const marker = `suite=${suite}\nvariant=minbase\npackages=${packages.join(',')}\nbuilt=${new Date().toISOString()}\n`;
     await writeFile(join(rootfs, imageMarkerPath), marker, { mode: 0o644 });
     // The downloaded packages and lists are of no use in a read-only sandbox.
     for (const dir of ['var/cache/apt/archives', 'var/lib/apt/lists']) {
