@@ -134,24 +134,38 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   const line = (host: string, port: number, reason: string): string =>
     `paddock egress: ${host}:${port} refused: ${reason}\n`;
 
+  /**
+   * The upstream connection for a request, checked and opened; undefined when it was refused or
+   * could not be made, which `refuse` has then answered and the record reported.
+   */
+  async function reach(
+    record: Omit<EgressRecord, 'allowed'>,
+    refuse: (status: number, body: string) => void,
+  ): Promise<Socket | undefined> {
+    const { host, port } = record;
+    const checked = await check(host, port);
+    if ('status' in checked) {
+      refuse(checked.status, line(host, port, checked.reason));
+      report({ ...record, allowed: checked.allowed, reason: checked.reason });
+      return undefined;
+    }
+    try {
+      return await openUpstream(checked.address, port);
+    } catch (error) {
+      const reason = (error as Error).message;
+      refuse(502, line(host, port, reason));
+      report({ ...record, allowed: true, reason });
+      return undefined;
+    }
+  }
+
   async function tunnel(request: IncomingMessage, client: Socket, head: Buffer): Promise<void> {
     const target = connectTarget(request.url ?? '');
     if (!target) return rawAnswer(client, 400, `paddock egress: bad CONNECT target ${request.url}\n`);
     const { host, port } = target;
     const record = { host, port, method: 'CONNECT' as const, bytes_out: 0, bytes_in: 0 };
-    const checked = await check(host, port);
-    if ('status' in checked) {
-      rawAnswer(client, checked.status, line(host, port, checked.reason));
-      return report({ ...record, allowed: checked.allowed, reason: checked.reason });
-    }
-    let upstream: Socket;
-    try {
-      upstream = await openUpstream(checked.address, port);
-    } catch (error) {
-      const reason = (error as Error).message;
-      rawAnswer(client, 502, line(host, port, reason));
-      return report({ ...record, allowed: true, reason });
-    }
+    const upstream = await reach(record, (status, body) => rawAnswer(client, status, body));
+    if (!upstream) return;
     upstream.once('close', () =>
       report({ ...record, allowed: true, bytes_out: upstream.bytesWritten, bytes_in: upstream.bytesRead }),
     );
@@ -167,19 +181,8 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     const host = url.hostname.replace(/^\[|\]$/g, '');
     const port = url.port === '' ? 80 : Number(url.port);
     const record = { host, port, method: 'HTTP' as const, bytes_out: 0, bytes_in: 0 };
-    const checked = await check(host, port);
-    if ('status' in checked) {
-      answer(response, checked.status, line(host, port, checked.reason));
-      return report({ ...record, allowed: checked.allowed, reason: checked.reason });
-    }
-    let upstream: Socket;
-    try {
-      upstream = await openUpstream(checked.address, port);
-    } catch (error) {
-      const reason = (error as Error).message;
-      answer(response, 502, line(host, port, reason));
-      return report({ ...record, allowed: true, reason });
-    }
+    const upstream = await reach(record, (status, body) => answer(response, status, body));
+    if (!upstream) return;
     const outgoing = httpRequest({
       createConnection: () => upstream,
       method: request.method,
