@@ -14,8 +14,8 @@ export interface RegistrySources {
 }
 
 export interface RegistryReadOptions {
-  /** The environment the tools run with (their settings may come from it). Default: this process's. */
-  env?: NodeJS.ProcessEnv;
+  /** The environment the tools run with (their settings may come from it): the runner's, from its caller. */
+  env: NodeJS.ProcessEnv;
   /** Where apt's sources are. Default: `/etc/apt`. */
   aptDir?: string;
 }
@@ -26,11 +26,11 @@ export interface RegistryReadOptions {
  * registry is named in code. A tool that is not installed contributes nothing; `file:` sources are
  * local and are left out.
  */
-export async function readRegistries(options: RegistryReadOptions = {}): Promise<{
+export async function readRegistries(options: RegistryReadOptions): Promise<{
   sources: RegistrySources;
   hosts: string[];
 }> {
-  const env = options.env ?? process.env;
+  const { env } = options;
   const [npm, pip, apt] = await Promise.all([
     npmRegistries(env),
     pipIndexes(env),
