@@ -8,6 +8,6 @@ export {
 export { mcpToolName } from './mcp/mcp-tool-name.ts';
 export type * from './mcp/mcp-toolbox.ts';
 export { preloadHarnesses } from './preload.ts';
-export { externalHarnessNames, getHarness, isHarnessName } from './registry.ts';
+export { dropStandbyAgents, externalHarnessNames, getHarness, isHarnessName } from './registry.ts';
 export { harnessTurnResultSchema } from './turn-result-schema.ts';
 export type * from './types.ts';

@@ -1,11 +1,11 @@
-import { type HarnessName, harnesses } from '@paddock/protocol';
+import { acpHarnesses as acpValues, type HarnessName, harnesses } from '@paddock/protocol';
 import { acpHarness } from './acp/acp-harness.ts';
 import { codingAlpha } from './coding-alpha/coding-alpha.ts';
 import { knowledgeCloud } from './knowledge-cloud.ts';
 import type { Harness } from './types.ts';
 
 /** Coding-agent programs Paddock can drive headless once installed on a runner (D9). */
-export const externalHarnessNames = harnesses.filter((h) => h !== 'coding_alpha' && h !== 'knowledge_cloud');
+export const externalHarnessNames = acpValues;
 
 export function isHarnessName(name: string): name is HarnessName {
   return (harnesses as readonly string[]).includes(name);
@@ -24,4 +24,9 @@ export function getHarness(name: string): Harness {
   const harness = acpHarness(name);
   acpHarnesses.set(name, harness);
   return harness;
+}
+
+/** The sandbox's thread runs `harness`: the programs started ahead for any other value are ended. */
+export function dropStandbyAgents(harness: string): void {
+  for (const [name, made] of acpHarnesses) if (name !== harness) made.dropStandby?.();
 }

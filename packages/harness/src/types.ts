@@ -54,6 +54,14 @@ export interface SteeringInbox {
   connect(take: (message: SteeredMessage) => Promise<boolean>): void;
 }
 
+/** What a standby sandbox starts a harness's program with, before any thread is known. */
+export interface HarnessWarmUp {
+  profile: HarnessProfile;
+  /** The sandbox's environment without a thread's parts (no token, thread id or secrets). */
+  env: Record<string, string>;
+  workspaceDir: string;
+}
+
 export interface Harness {
   readonly name: string;
   /** Whether a running turn takes new user messages between model steps (native steering). */
@@ -65,6 +73,13 @@ export interface Harness {
    * starts belongs to the sandbox, not to the turn, so a Stop leaves it running.
    */
   prepare?(input: HarnessTurnInput): Promise<void>;
+  /**
+   * In a standby sandbox: starts the program and opens its session ahead of any thread, for the
+   * thread that takes the sandbox (an ACP harness). Rejects with why it could not.
+   */
+  warmUp?(options: HarnessWarmUp): Promise<void>;
+  /** Ends the program `warmUp` started, if no turn took it: the sandbox's thread runs another harness. */
+  dropStandby?(): void;
   /** The turn's result, its messages as the AI SDK's (which the next turn's input takes as they are). */
   runTurn(input: HarnessTurnInput): Promise<TurnResult<ModelMessage>>;
 }

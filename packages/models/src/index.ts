@@ -30,6 +30,8 @@ export type { ResponseObject } from './gateway/responses/responses-response.ts';
 export { toResponseObject } from './gateway/responses/responses-response.ts';
 export type { ResponseStreamEvent } from './gateway/responses/responses-stream.ts';
 export { createResponseEventEncoder } from './gateway/responses/responses-stream.ts';
+export type { ThreadAgentModel } from './gateway/thread-agent-router.ts';
+export { threadAgentRouter } from './gateway/thread-agent-router.ts';
 export { createEvalJudge } from './judge/eval-judge.ts';
 export type { ModelRouter, ModelRouterConfig } from './model-router.ts';
 export { createModelRouter } from './model-router.ts';

@@ -12,6 +12,12 @@ export const harnesses = [
   'knowledge_cloud',
 ] as const;
 export type HarnessName = (typeof harnesses)[number];
+/** Paddock's own loops: every other harness value is an ACP program a deployment may remap (D9). */
+export const builtinHarnesses = ['coding_alpha', 'knowledge_cloud'] as const;
+/** The values behind which an ACP program runs (D9). */
+export const acpHarnesses = harnesses.filter(
+  (value) => !(builtinHarnesses as readonly string[]).includes(value),
+) as [HarnessName, ...HarnessName[]];
 
 /** Sandbox providers (`machine_kind`). `sandbox_a` is the default, local provider. */
 export const machineKinds = [

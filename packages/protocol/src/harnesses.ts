@@ -21,6 +21,13 @@ import { z } from 'zod';
 export const gatewayDialects = ['anthropic', 'openai-responses', 'openai-chat', 'gemini'] as const;
 export type GatewayDialect = (typeof gatewayDialects)[number];
 
+/**
+ * The gateway model id a thread's own caller may ask for without knowing the thread: its agent's
+ * model, with the agent's instructions before the caller's system text. A program started in a
+ * standby sandbox, before its thread was known, is given this as its model.
+ */
+export const threadAgentModelId = 'thread';
+
 /** npm package names, scoped or not. */
 const packageName = z.string().regex(/^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*$/, 'an npm package name');
 /** Exact versions only: a harness is pinned, so every runner installs the same program. */

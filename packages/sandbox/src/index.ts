@@ -37,7 +37,7 @@ export type { MicroVmProviderOptions } from './microvm/microvm-provider.ts';
 export { createMicroVmProvider } from './microvm/microvm-provider.ts';
 export type { ProcessProviderOptions } from './process-provider.ts';
 export { createProcessProvider } from './process-provider.ts';
-export type { RunnerCommand, SupervisorMessage } from './protocol.ts';
+export type { RunnerCommand, StandbyAgent, SupervisorMessage } from './protocol.ts';
 export type { SandboxExit, SandboxProcess, SandboxProvider, SandboxSize, SandboxSpec } from './provider.ts';
 export type { RunnerLog, RunnerOptions } from './runner.ts';
 export { Runner } from './runner.ts';

@@ -1,5 +1,6 @@
 import type {
   DraftEvent,
+  HarnessProfile,
   SandboxExec,
   SandboxExecResult,
   SteeredMessage,
@@ -31,7 +32,18 @@ export type RunnerCommand =
    * `exec.result`. It waits for `configure`, like a turn.
    */
   | { type: 'exec'; exec_id: string; request: SandboxExec }
+  /**
+   * To a standby sandbox: start these ACP programs and open their sessions ahead of any thread,
+   * with `env`, the sandbox's environment without a thread's parts. Answered by `agents.started`.
+   */
+  | { type: 'start.agents'; harnesses: StandbyAgent[]; env: Record<string, string> }
   | { type: 'shutdown' };
+
+/** A harness value whose program a standby sandbox starts ahead of its thread, and its profile. */
+export interface StandbyAgent {
+  name: string;
+  profile: HarnessProfile;
+}
 
 export type SupervisorMessage =
   | { type: 'steer.result'; steer_id: string; delivered: boolean }
@@ -43,6 +55,8 @@ export type SupervisorMessage =
    * warmed by a throwaway turn: a first turn waits for neither any more.
    */
   | { type: 'warm' }
+  /** The programs of `start.agents` that started (the others said why in a `log`). */
+  | { type: 'agents.started'; harnesses: string[] }
   | { type: 'entrypoint.output'; stream: 'stdout' | 'stderr'; text: string }
   | { type: 'entrypoint.exit'; exit_code: number }
   | { type: 'event'; turn_id: string; event: DraftEvent }

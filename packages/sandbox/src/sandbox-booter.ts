@@ -109,6 +109,7 @@ export class SandboxBooter {
             apiSocket: (await this.#apiProxy()).socketPath,
             onStderr: (text) => this.#log('warn', `sandbox ${id} (stderr): ${text.trimEnd()}`),
           }),
+        agentEnv: (workspaceDir) => options.provider.sandboxEnv(workspaceDir, {}),
         log: this.#log,
       });
       this.#standbys.fill();

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SupervisorMessage } from './protocol.ts';
+import type { StandbyAgent, SupervisorMessage } from './protocol.ts';
 import type { SandboxProcess, SandboxSize } from './provider.ts';
 import { boundedLogText, exitAccount } from './thread-sandbox.ts';
 import type { Workspaces } from './workspaces/workspaces.ts';
@@ -10,6 +10,8 @@ export interface StandbyOptions {
   size: SandboxSize;
   /** How many to keep booted; 0 turns the pool off. */
   count: number;
+  /** The ACP programs each standby starts ahead of its thread, their sessions open (D9). */
+  agents?: StandbyAgent[];
 }
 
 export interface StandbyPoolOptions extends StandbyOptions {
@@ -19,6 +21,8 @@ export interface StandbyPoolOptions extends StandbyOptions {
   workspaces: Workspaces;
   /** Boots one sandbox of the pool's size with `workspaceDir` as its workspace, running as `uid`. */
   boot: (id: string, workspaceDir: string, uid: number | undefined) => Promise<SandboxProcess>;
+  /** The environment a standby's programs start with: the sandbox's, without a thread's parts. */
+  agentEnv: (workspaceDir: string) => Record<string, string>;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
@@ -29,6 +33,8 @@ interface Slot {
   booted: Promise<SandboxProcess | undefined>;
   /** The supervisor said `warm`: a turn would not wait for the harness. */
   warm: boolean;
+  /** The supervisor said `agents.started` (true at once when it starts none). */
+  agentsStarted: boolean;
   /** The sandbox exited; a claim that waited for its boot must not hand it out. */
   gone: boolean;
   stopListening?: () => void;
@@ -139,6 +145,7 @@ export class StandbyPool {
       dir: join(this.#options.dir, id),
       booted: Promise.resolve(undefined),
       warm: false,
+      agentsStarted: !this.#options.agents?.length,
       gone: false,
     };
     slot.booted = this.#boot(slot);
@@ -166,6 +173,9 @@ export class StandbyPool {
     });
     if (this.#slots.includes(slot)) {
       slot.stopListening = sandbox.onMessage((message) => this.#onMessage(slot, message));
+      const agents = this.#options.agents;
+      if (agents?.length)
+        sandbox.send({ type: 'start.agents', harnesses: agents, env: this.#options.agentEnv(slot.dir) });
     }
     this.#changed();
     return sandbox;
@@ -175,14 +185,17 @@ export class StandbyPool {
     if (message.type === 'warm') {
       slot.warm = true;
       this.#changed();
+    } else if (message.type === 'agents.started') {
+      slot.agentsStarted = true;
+      this.#changed();
     } else if (message.type === 'log') {
       this.#options.log(message.level, `standby sandbox ${slot.id}: ${boundedLogText(message.message)}`);
     }
   }
 
-  /** The slot furthest along: a warm one, else the oldest (booted, or nearest to it). */
+  /** The slot furthest along: a ready one, else a warm one, else the oldest (booted, or nearest to it). */
   #take(): Slot | undefined {
-    const slot = this.#slots.find((each) => each.warm) ?? this.#slots[0];
+    const slot = this.#slots.find(isReady) ?? this.#slots.find((each) => each.warm) ?? this.#slots[0];
     if (!slot) return undefined;
     this.#remove(slot);
     slot.stopListening?.();
@@ -203,11 +216,16 @@ export class StandbyPool {
 
   #allWarm(): boolean {
     if (this.#closed) return true;
-    return this.#slots.length >= this.#options.count && this.#slots.every((slot) => slot.warm);
+    return this.#slots.length >= this.#options.count && this.#slots.every(isReady);
   }
 
   #changed(): void {
     if (!this.#allWarm()) return;
     for (const resolve of this.#waiters.splice(0)) resolve();
   }
+}
+
+/** Warm, and its programs started: a thread's first turn waits for nothing. */
+function isReady(slot: Slot): boolean {
+  return slot.warm && slot.agentsStarted;
 }

@@ -39,6 +39,7 @@ const supervisorFrames = [
       .max(2 ** 22),
   }),
   z.object({ type: z.literal('warm') }),
+  z.object({ type: z.literal('agents.started'), harnesses: z.array(z.string().max(100)).max(20) }),
   z.object({ type: z.literal('entrypoint.output'), stream: z.enum(['stdout', 'stderr']), text: z.string() }),
   z.object({ type: z.literal('entrypoint.exit'), exit_code: z.number().int() }),
   z.object({ type: z.literal('event'), turn_id: id, event: draftEventSchema }),

@@ -159,6 +159,7 @@ export class ThreadSandbox {
         return;
       case 'ready':
       case 'warm':
+      case 'agents.started':
         return;
     }
   }

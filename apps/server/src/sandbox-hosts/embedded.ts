@@ -1,6 +1,6 @@
 import type { SandboxHost } from '@paddock/core';
 import type { ProgramCache } from '@paddock/harness';
-import { detectProvider, Runner, type Workspaces } from '@paddock/sandbox';
+import { detectProvider, Runner, type StandbyAgent, type Workspaces } from '@paddock/sandbox';
 import type { Logger } from 'pino';
 import { StartupError } from '../startup/config.ts';
 
@@ -20,6 +20,8 @@ export interface RunnerSetup {
   apiConnectRetryMs?: number;
   /** How many sandboxes of size S are kept booted for the next threads (`PADDOCK_STANDBY_SANDBOXES`). */
   standbys: number;
+  /** The ACP programs each standby starts ahead of its thread (`PADDOCK_STANDBY_HARNESSES`). */
+  standbyAgents?: StandbyAgent[];
 }
 
 /** A runner on the best provider this host offers (bubblewrap, else plain processes). */
@@ -45,7 +47,7 @@ export async function createRunner(options: RunnerSetup): Promise<{ runner: Runn
     stateDir: options.stateDir,
     apiTarget: options.apiTarget,
     apiConnectRetryMs: options.apiConnectRetryMs,
-    standby: { size: 'S', count: options.standbys },
+    standby: { size: 'S', count: options.standbys, agents: options.standbyAgents },
     workspaces: options.workspaces,
     programs: options.programs,
     log,

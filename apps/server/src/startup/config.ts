@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path';
 import { parseAddressRanges } from '@paddock/core';
+import { acpHarnesses } from '@paddock/protocol';
 import { defaultDockerHost, defaultSandboxImage, parseDockerHost } from '@paddock/sandbox';
 import { z } from 'zod';
 
@@ -124,6 +125,20 @@ const configSchema = z.object({
   PADDOCK_SANDBOX: z.enum(['auto', 'bwrap', 'process']).default('auto'),
   /** How many sandboxes (size S) a runner keeps booted for the next threads to take over; 0: none. */
   PADDOCK_STANDBY_SANDBOXES: z.coerce.number().int().min(0).default(1),
+  /**
+   * ACP harness values whose programs each standby sandbox starts ahead of its thread, their
+   * sessions open (comma-separated; none by default): a new thread of one skips its program's start.
+   */
+  PADDOCK_STANDBY_HARNESSES: z
+    .string()
+    .default('')
+    .transform((list) =>
+      list
+        .split(',')
+        .map((value) => value.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.enum(acpHarnesses))),
   /** D4: the deployment config file (provider switches and rollouts), YAML or JSON. */
   PADDOCK_CONFIG: z.string().min(1).optional(),
   /** sandbox_b: the Docker engine, on this host (workspaces are bind-mounted), and its base image. */

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { ProviderSettings } from '@paddock/core';
 import {
+  acpHarnesses,
   type HarnessProfile,
-  harnesses,
   harnessProfileSchema,
   type MachineKind,
   machineKinds,
@@ -35,15 +35,11 @@ const limitsSchema = z.strictObject({
   organizations: z.record(z.string().min(1), orgLimitsSchema).default({}),
 });
 
-/** Paddock's own loops: every other harness value is an ACP program a deployment may remap (D9). */
-export const builtinHarnesses = ['coding_alpha', 'knowledge_cloud'] as const;
-const acpHarnesses = harnesses.filter((value) => !(builtinHarnesses as readonly string[]).includes(value));
-
 const deploymentSchema = z.strictObject({
   providers: z.partialRecord(z.enum(machineKinds), providerSchema).default({}),
   limits: limitsSchema.default({ default: {}, organizations: {} }),
   /** ACP harness value → the program behind it, over the built-in profile (bring your own harness). */
-  harnesses: z.partialRecord(z.enum(acpHarnesses as [string, ...string[]]), harnessProfileSchema).default({}),
+  harnesses: z.partialRecord(z.enum(acpHarnesses), harnessProfileSchema).default({}),
 });
 
 export type OrgLimits = z.infer<typeof orgLimitsSchema>;

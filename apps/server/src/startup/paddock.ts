@@ -92,6 +92,10 @@ export async function startPaddock(
   const sandboxes = await startSandboxBackends(config, {
     deployment,
     programs: harnesses.cache,
+    standbyAgents: config.PADDOCK_STANDBY_HARNESSES.map((name) => ({
+      name,
+      profile: harnesses.profiles.get(name)!,
+    })),
     logger,
     store,
     workspaces,

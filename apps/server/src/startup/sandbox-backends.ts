@@ -3,7 +3,7 @@ import type { ProviderAvailability, SandboxHost } from '@paddock/core';
 import type { ProgramCache } from '@paddock/harness';
 import { type MachineKind, machineKinds } from '@paddock/protocol';
 import type { TurnQueue } from '@paddock/runtime';
-import type { RunnerHub, Workspaces } from '@paddock/sandbox';
+import type { RunnerHub, StandbyAgent, Workspaces } from '@paddock/sandbox';
 import type { Store } from '@paddock/store';
 import type { Logger } from 'pino';
 import type { SandboxBackend } from '../sandbox-hosts/backend.ts';
@@ -41,6 +41,8 @@ export async function startSandboxBackends(
     deployment: DeploymentConfig;
     /** Where this node's runners install ACP programs (see harness-programs.ts). */
     programs: ProgramCache;
+    /** The programs the local runner's standby sandboxes start ahead (`PADDOCK_STANDBY_HARNESSES`). */
+    standbyAgents: StandbyAgent[];
     logger: Logger;
     store: Store;
     workspaces: Workspaces;
@@ -81,6 +83,7 @@ export async function startSandboxBackends(
         logger,
         enabled: enabled('sandbox_a', 'sandbox_c', 'sandbox_d'),
         standbys: config.PADDOCK_STANDBY_SANDBOXES,
+        standbyAgents: parts.standbyAgents,
       })),
     // sandbox_b: containers on the Docker engine at DOCKER_HOST, hosted by this process in every mode.
     startDockerSandboxes({

@@ -83,3 +83,30 @@ export async function writeSessionId(home: string, sessionId: string): Promise<v
 }
 
 const sessionFile = '.paddock-session.json';
+
+/**
+ * Where a standby's program finds its thread's environment (`BASH_ENV` names it): in the sandbox's
+ * own /tmp, not the workspace, since it holds the thread's token and secrets.
+ */
+export function threadEnvFile(harness: string): string {
+  return `/tmp/paddock-thread-env-${harness}.sh`;
+}
+
+/** Written when the thread takes the standby's program: every variable of the thread's but PATH and HOME. */
+export async function writeThreadEnv(file: string, env: Record<string, string>): Promise<void> {
+  const lines = Object.entries(env)
+    .filter(([name]) => !['PATH', 'HOME', 'PADDOCK_RUN_ID'].includes(name) && /^[A-Za-z_]\w*$/.test(name))
+    .map(([name, value]) => `export ${name}='${value.replaceAll("'", `'\\''`)}'`);
+  await writeFile(file, `${lines.join('\n')}\n`, { mode: 0o600 });
+}
+
+/**
+ * Shells that read no `BASH_ENV` read a file in the program's home instead: a login shell (Codex
+ * runs `bash -lc`) its profile, and a shell whose stdin is a socket (Node's `pipe` stdio, as Claude
+ * Code starts its commands) its `.bashrc`. Both read the thread's environment file.
+ */
+export async function writeHomeShellFiles(home: string): Promise<void> {
+  const line = '[ -r "$BASH_ENV" ] && . "$BASH_ENV"\n';
+  await writeHomeFile(home, '.bash_profile', line);
+  await writeHomeFile(home, '.bashrc', line);
+}

@@ -112,6 +112,8 @@ async function handle(command: RunnerCommand): Promise<void> {
       return;
     }
     case 'turn':
+      // Programs a standby started for other harness values serve no one now.
+      void loadHarnesses().then((harnesses) => harnesses.dropStandbyAgents(command.harness));
       await turns.run(
         command,
         configured.promise.then((context) => proxyReady.then(() => context)),
@@ -138,6 +140,24 @@ async function handle(command: RunnerCommand): Promise<void> {
         )
         .finally(() => runs.end(run));
       send({ type: 'exec.result', exec_id: command.exec_id, ...answer });
+      return;
+    }
+    case 'start.agents': {
+      // Only a sandbox still waiting for its thread, with its workspace at a fixed path.
+      const workspaceDir = flags.workspace;
+      const started: string[] = [];
+      const harnesses = await loadHarnesses();
+      // One at a time: each start takes a core for a second or more.
+      for (const { name, profile } of command.harnesses) {
+        if (claimed.signal.aborted || !workspaceDir) break;
+        try {
+          await harnesses.getHarness(name)?.warmUp?.({ profile, env: command.env, workspaceDir });
+          started.push(name);
+        } catch (error) {
+          send({ type: 'log', level: 'warn', message: `${name} not started ahead: ${String(error)}` });
+        }
+      }
+      send({ type: 'agents.started', harnesses: started });
       return;
     }
     case 'shutdown':

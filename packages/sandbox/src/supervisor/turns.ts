@@ -9,6 +9,7 @@ import { send } from './send.ts';
 export interface HarnessModule {
   getHarness(name: string): Harness | undefined;
   preloadHarnesses(): Promise<void>;
+  dropStandbyAgents(harness: string): void;
 }
 
 /** What `configure` told the supervisor: the environment of everything it starts, and where the workspace is. */

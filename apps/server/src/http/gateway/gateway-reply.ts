@@ -1,6 +1,6 @@
 import { once } from 'node:events';
-import { PaddockError, recordModelUsage, type Services } from '@paddock/core';
-import { type GatewayAnswer, type ModelRouter, meteredRouter } from '@paddock/models';
+import { PaddockError, recordModelUsage, type Services, threadAgentModel } from '@paddock/core';
+import { type GatewayAnswer, type ModelRouter, meteredRouter, threadAgentRouter } from '@paddock/models';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteAuth } from '../auth.ts';
 import { ctxOf } from '../context.ts';
@@ -15,17 +15,23 @@ export function requireGatewayCaller(request: FastifyRequest): void {
 /**
  * The router a request's model calls go through: each call's usage is counted to the caller's
  * organization and thread (see `recordModelUsage`). A failure to count is logged; the answer goes on.
+ * A thread's token may ask for the `thread` model: its agent's model and instructions.
  */
 export function meteredFor(
   request: FastifyRequest,
-  services: Pick<Services, 'store' | 'log' | 'events'>,
+  services: Pick<Services, 'store' | 'log' | 'events' | 'defaultModel'>,
   router: Pick<ModelRouter, 'resolve'>,
 ): Pick<ModelRouter, 'resolve'> {
   const ctx = ctxOf(services, request);
-  return meteredRouter(router, (usage) =>
+  const metered = meteredRouter(router, (usage) =>
     recordModelUsage(ctx, services, usage).catch((error: unknown) =>
       request.log.error({ err: error, model: usage.model }, 'model usage not recorded'),
     ),
+  );
+  const binding = request.actor.credential.binding;
+  return threadAgentRouter(
+    metered,
+    binding.type === 'thread' ? () => threadAgentModel(ctx, services, binding.threadId) : undefined,
   );
 }
 
