@@ -5,7 +5,7 @@ import { testHarnessCache } from '../packages/testing/src/harness-cache.ts';
 import { freePort, requestRate, start, waitForHttp } from './processes.ts';
 import { measureSandboxBoot } from './sandbox-boot.ts';
 import { percentiles } from './stats.ts';
-import { firstChunkLatency, harnessLatency } from './turn-latency.ts';
+import { createLatency, firstChunkLatency, harnessLatency } from './turn-latency.ts';
 
 /**
  * `npm run bench`: the figures of the foundation issue, as JSON. The server and the load
@@ -21,27 +21,59 @@ const benchHarnesses = (
   .split(',')
   .filter((h) => h && h !== 'none');
 const harnessRounds = Number(process.env.BENCH_HARNESS_ROUNDS ?? 5);
+/** Between warm creates: the standby that replaces the one taken boots and starts its program meanwhile. */
+const warmPauseMs = Number(process.env.BENCH_WARM_PAUSE_MS ?? 8000);
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 
 const boot = await measureSandboxBoot(dataDir, rounds);
 
-const port = await freePort();
-const base = `http://127.0.0.1:${port}`;
-const server = start([join(root, 'apps/server/src/main.ts')], {
-  PORT: String(port),
-  PADDOCK_DATA_DIR: join(dataDir, 'server'),
-  PADDOCK_LOG_LEVEL: 'warn',
-  PADDOCK_HARNESS_CACHE: testHarnessCache(),
-});
+/** A Paddock server as the README starts it, with a data dir of its own; answers its URL and token. */
+async function startServer(name: string, env: Record<string, string> = {}) {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const serverDir = join(dataDir, name);
+  const child = start([join(root, 'apps/server/src/main.ts')], {
+    PORT: String(port),
+    PADDOCK_DATA_DIR: serverDir,
+    PADDOCK_LOG_LEVEL: 'warn',
+    PADDOCK_HARNESS_CACHE: testHarnessCache(),
+    ...env,
+  });
+  await waitForHttp(`${base}/healthz`, child);
+  const token = readFileSync(join(serverDir, 'bootstrap-token'), 'utf8').trim();
+  const stop = async () => {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  };
+  return { base, token, child, stop };
+}
+
+/**
+ * A coding agent's create → first chunk with its program started ahead in the standby sandbox
+ * (PADDOCK_STANDBY_HARNESSES), on a server of its own.
+ */
+async function warmCreateLatency(harness: string): Promise<number[]> {
+  const warm = await startServer(`warm-${harness}`, { PADDOCK_STANDBY_HARNESSES: harness });
+  try {
+    const agent = { harness, model: 'scripted' };
+    return (await createLatency(warm.base, warm.token, harnessRounds, warmPauseMs, agent)).samples;
+  } finally {
+    await warm.stop();
+  }
+}
+
+const server = await startServer('server');
+const { base, token } = server;
 try {
-  await waitForHttp(`${base}/healthz`, server);
-  const token = readFileSync(join(dataDir, 'server', 'bootstrap-token'), 'utf8').trim();
   const latency = await firstChunkLatency(base, token, rounds);
   const agents: Record<string, unknown> = {};
   for (const harness of benchHarnesses) {
     const measured = await harnessLatency(base, token, harness, harnessRounds);
     agents[harness] = {
-      create_to_first_chunk_ms: percentiles(measured.create),
+      create_to_first_chunk_ms: {
+        cold: percentiles(measured.create),
+        warm: percentiles(await warmCreateLatency(harness)),
+      },
       follow_up_to_first_chunk_ms: percentiles(measured.followUp),
     };
   }
@@ -81,7 +113,6 @@ try {
     bare.kill();
   }
 } finally {
-  server.kill('SIGTERM');
-  await new Promise((r) => server.once('exit', r));
+  await server.stop();
   rmSync(dataDir, { recursive: true, force: true });
 }

@@ -33,7 +33,7 @@ async function openStream(base: string, token: string, threadId: string, after: 
  * thread arrives (its standby sandbox is warm), as when a user starts a thread; without one, threads
  * arrive back to back faster than a 2-core host can warm the next standby.
  */
-async function createLatency(
+export async function createLatency(
   base: string,
   token: string,
   rounds: number,

@@ -7,7 +7,7 @@ import { createPostgresDatabase, testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminTokenWith, agentSpec, allEvents, json, settled } from './helpers.ts';
+import { adminTokenWith, agentSpec, allEvents, json, sandboxToken, settled } from './helpers.ts';
 
 // The gateway counts every model call (D16): to the thread whose token made it, as a `usage` event
 // of its running turn, and to the organization's credits, whoever the caller.
@@ -69,6 +69,30 @@ describe.each(testDatabases())('model usage on $name', (database) => {
       });
       expect(response.status).toBe(200);
     }
+  });
+
+  it("gives a thread's token asking for the `thread` model its agent's model, with the agent's instructions", async () => {
+    const marker = `thread-model-${randomUUID().slice(0, 8)}`;
+    const created = await json<{ thread_id: string }>(
+      await server.request('POST', '/v2/threads', {
+        body: { agent: agentSpec({ instructions: `Be brief. ${marker}` }), input: 'hello' },
+      }),
+      201,
+    );
+    await settled(server, created.thread_id);
+    const token = await sandboxToken(server, created.thread_id);
+    const ask = (credential: string) =>
+      server.request('POST', '/v2/gateway/openai/v1/chat/completions', {
+        body: { model: 'thread', messages: [{ role: 'user', content: `::seen ${marker}` }] },
+        token: credential,
+      });
+    const answer = await json<{ choices: { message: { content: string } }[] }>(await ask(token), 200);
+    expect(answer.choices[0]?.message.content).toContain('seen: yes');
+    // Counted to the thread as its agent's model.
+    const usage = (await allEvents(server, created.thread_id)).filter((e) => e.type === 'usage');
+    expect(usage.at(-1)?.data.model).toBe('scripted');
+    // Without a thread the id means nothing.
+    expect((await ask(server.token)).status).toBe(404);
   });
 
   it("counts a personal token's calls to the organization, streamed or not", async () => {

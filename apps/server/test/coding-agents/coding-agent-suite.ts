@@ -19,7 +19,8 @@ const turnTimeoutMs = 180_000;
  * command through the agent's own tool, a follow-up that saw the earlier turn (also after the
  * sandbox stopped and booted again), Stop during a slow model call, an MCP tool of a command server in
  * the sandbox and one of a url server through the relay, a skill, and permission requests answered.
- * One database: the agents do not touch the store; the store's own tests run on both.
+ * Last, a thread that takes the standby sandbox, where the program already runs with its session
+ * open. One database: the agents do not touch the store; the store's own tests run on both.
  */
 export function codingAgentSuite(
   harness: string,
@@ -41,7 +42,9 @@ export function codingAgentSuite(
       writeFileSync(config, 'providers:\n  sandbox_c: { enabled: true }\n');
       server = await startTestServer(database!, {
         PADDOCK_CONFIG: config,
-        PADDOCK_STANDBY_SANDBOXES: '0',
+        // One standby sandbox, with this program started in it ahead of a thread (the last test).
+        PADDOCK_STANDBY_SANDBOXES: '1',
+        PADDOCK_STANDBY_HARNESSES: harness,
         PADDOCK_SANDBOX_IDLE_MS: '600',
         PADDOCK_SANDBOX_IDLE_STOP_MS: '1500',
         // The url MCP server listens on loopback.
@@ -173,6 +176,47 @@ export function codingAgentSuite(
         }
       },
       4 * turnTimeoutMs,
+    );
+
+    // The standby has waited through the test above: its program is up, its session open.
+    it(
+      'a new thread takes the program a standby sandbox started ahead: its model, instructions, token and environment arrive with the thread',
+      async () => {
+        const marker = `standby-${randomUUID().slice(0, 8)}`;
+        const created = await json<{ thread_id: string; created_at: string }>(
+          await server.request('POST', '/v2/threads', {
+            body: {
+              agent: agentSpec({ harness, model: 'scripted', instructions: `Answer briefly. ${marker}` }),
+              input: `::sh echo "thread=$PADDOCK_THREAD_ID token=\${PADDOCK_TOKEN:0:8}"\n::seen ${marker}`,
+            },
+          }),
+          201,
+        );
+        const threadId = created.thread_id;
+        const first = await settled(server, threadId, turnTimeoutMs);
+        const events = await allEvents(server, threadId);
+        expect(first.status, JSON.stringify(ofType(events, 'error'))).toBe('idle');
+        // The shell the program started sees the thread's variables; the model saw the instructions.
+        const outputs = ofType(events, 'tool_call.end').map((e) => e.data.output);
+        expect(outputs.join('\n')).toContain(`thread=${threadId} token=pdk_thr_`);
+        expect((await transcript(server, threadId)).join('\n')).toContain('seen: yes');
+        // Usage is counted as the agent's model, whatever name the program asked for.
+        expect(ofType(events, 'usage').map((e) => e.data.model)).toContain('scripted');
+        // The program's home was made in the standby, before the thread existed.
+        const home = await json<{ items: { name: string; mod_time: string }[] }>(
+          await server.request('GET', `/v2/tasks/${threadId}/files?path=.paddock/agents/${harness}`),
+          200,
+        );
+        const shellFile = home.items.find((entry) => entry.name === '.bashrc');
+        expect(shellFile?.mod_time.localeCompare(created.created_at)).toBe(-1);
+
+        // The same session goes on.
+        const next = await send(threadId, `::seen thread=${threadId}`);
+        const errors = ofType(await allEvents(server, threadId), 'error');
+        expect(next.status, JSON.stringify(errors)).toBe('idle');
+        expect((await transcript(server, threadId)).at(-1)).toContain('seen: yes');
+      },
+      turnTimeoutMs,
     );
   });
 }
