@@ -37,7 +37,7 @@ export async function runRunner(config: Config): Promise<void> {
     logger,
     // A sandbox's model call waits out a server restart rather than failing the turn.
     apiConnectRetryMs: config.PADDOCK_ADOPTION_WINDOW_MS,
-    standbys: config.PADDOCK_STANDBY_SANDBOXES,
+    standby: { count: config.PADDOCK_STANDBY_SANDBOXES, size: config.PADDOCK_STANDBY_SIZE },
   });
   // A uuid: the task record's `machine_id` of the sandboxes this runner hosts.
   const runnerId = newId();

@@ -1,6 +1,6 @@
 import type { SandboxHost } from '@paddock/core';
 import type { ProgramCache } from '@paddock/harness';
-import { detectProvider, Runner, type StandbyAgent, type Workspaces } from '@paddock/sandbox';
+import { detectProvider, Runner, type StandbyOptions, type Workspaces } from '@paddock/sandbox';
 import type { Logger } from 'pino';
 import { StartupError } from '../startup/config.ts';
 
@@ -18,10 +18,12 @@ export interface RunnerSetup {
   enabled?: boolean;
   /** How long a sandbox's connection waits for a server that is restarting (detached runners). */
   apiConnectRetryMs?: number;
-  /** How many sandboxes of size S are kept booted for the next threads (`PADDOCK_STANDBY_SANDBOXES`). */
-  standbys: number;
-  /** The ACP programs each standby starts ahead of its thread (`PADDOCK_STANDBY_HARNESSES`). */
-  standbyAgents?: StandbyAgent[];
+  /**
+   * The sandboxes kept booted for the next threads: how many and of which size
+   * (`PADDOCK_STANDBY_SANDBOXES`, `PADDOCK_STANDBY_SIZE`), and the ACP programs each starts ahead of
+   * its thread (`PADDOCK_STANDBY_HARNESSES`).
+   */
+  standby: StandbyOptions;
 }
 
 /** A runner on the best provider this host offers (bubblewrap, else plain processes). */
@@ -47,7 +49,7 @@ export async function createRunner(options: RunnerSetup): Promise<{ runner: Runn
     stateDir: options.stateDir,
     apiTarget: options.apiTarget,
     apiConnectRetryMs: options.apiConnectRetryMs,
-    standby: { size: 'S', count: options.standbys, agents: options.standbyAgents },
+    standby: options.standby,
     workspaces: options.workspaces,
     programs: options.programs,
     log,

@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { parseAddressRanges } from '@paddock/core';
-import { acpHarnesses } from '@paddock/protocol';
+import { acpHarnesses, machineSizes } from '@paddock/protocol';
 import { defaultDockerHost, defaultSandboxImage, parseDockerHost } from '@paddock/sandbox';
 import { z } from 'zod';
 
@@ -125,6 +125,8 @@ const configSchema = z.object({
   PADDOCK_SANDBOX: z.enum(['auto', 'bwrap', 'process']).default('auto'),
   /** How many sandboxes (size S) a runner keeps booted for the next threads to take over; 0: none. */
   PADDOCK_STANDBY_SANDBOXES: z.coerce.number().int().min(0).default(1),
+  /** Their size: only a thread of that size takes one over. */
+  PADDOCK_STANDBY_SIZE: z.enum(machineSizes).default('S'),
   /**
    * ACP harness values whose programs each standby sandbox starts ahead of its thread, their
    * sessions open (comma-separated; none by default): a new thread of one skips its program's start.

@@ -82,8 +82,11 @@ export async function startSandboxBackends(
         programs: parts.programs,
         logger,
         enabled: enabled('sandbox_a', 'sandbox_c', 'sandbox_d'),
-        standbys: config.PADDOCK_STANDBY_SANDBOXES,
-        standbyAgents: parts.standbyAgents,
+        standby: {
+          count: config.PADDOCK_STANDBY_SANDBOXES,
+          size: config.PADDOCK_STANDBY_SIZE,
+          agents: parts.standbyAgents,
+        },
       })),
     // sandbox_b: containers on the Docker engine at DOCKER_HOST, hosted by this process in every mode.
     startDockerSandboxes({

@@ -27,6 +27,8 @@ export function codingAgentSuite(
   options: {
     /** The program asks before it runs some tools (`session/request_permission`). */
     asksPermission?: boolean;
+    /** The size of the standby sandbox, and of the thread that takes it (default S). */
+    standbySize?: 'S' | 'M';
   } = {},
 ) {
   const [database] = testDatabases();
@@ -45,6 +47,7 @@ export function codingAgentSuite(
         // One standby sandbox, with this program started in it ahead of a thread (the last test).
         PADDOCK_STANDBY_SANDBOXES: '1',
         PADDOCK_STANDBY_HARNESSES: harness,
+        PADDOCK_STANDBY_SIZE: options.standbySize ?? 'S',
         PADDOCK_SANDBOX_IDLE_MS: '600',
         PADDOCK_SANDBOX_IDLE_STOP_MS: '1500',
         // The url MCP server listens on loopback.
@@ -186,7 +189,12 @@ export function codingAgentSuite(
         const created = await json<{ thread_id: string; created_at: string }>(
           await server.request('POST', '/v2/threads', {
             body: {
-              agent: agentSpec({ harness, model: 'scripted', instructions: `Answer briefly. ${marker}` }),
+              agent: agentSpec({
+                harness,
+                model: 'scripted',
+                instructions: `Answer briefly. ${marker}`,
+                machine_size: options.standbySize ?? 'S',
+              }),
               input: `::sh echo "thread=$PADDOCK_THREAD_ID token=\${PADDOCK_TOKEN:0:8}"\n::seen ${marker}`,
             },
           }),

@@ -125,6 +125,11 @@ export class AcpAgent {
     return this.#exited;
   }
 
+  /** Settles when the program is gone. */
+  get exited(): Promise<void> {
+    return this.#exit.promise;
+  }
+
   /** Why the program is gone; undefined while it runs. */
   get failure(): string | undefined {
     return this.#failure;

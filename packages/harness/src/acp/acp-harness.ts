@@ -95,7 +95,8 @@ export function acpHarness(name: string): Harness {
    * In a standby sandbox (D9): starts the program and opens its session before any thread is known.
    * It reaches the gateway through a door that takes the thread's token when the thread comes, asks
    * for the `thread` model (the gateway gives it the agent's model and instructions), and its shells
-   * read the thread's environment from a file written then (`BASH_ENV`, and a login shell's profile).
+   * read the thread's environment from a file written then (see `writeHomeShellFiles`). The door
+   * closes with the program.
    */
   async function startStandby(options: HarnessWarmUp): Promise<Standby> {
     const { profile, env, workspaceDir } = options;
@@ -111,6 +112,7 @@ export function acpHarness(name: string): Harness {
         model: threadAgentModelId,
         mcpServers: [],
       });
+      void agent.exited.then(() => door.close());
       try {
         await agent.openSession(workspaceDir, [], undefined);
         if (profile.set_model) await agent.setModel(threadAgentModelId);
@@ -148,7 +150,6 @@ export function acpHarness(name: string): Harness {
       conversationText(input.messages) === undefined;
     if (!fits) {
       ready.agent.kill();
-      ready.door.close();
       return undefined;
     }
     await writeThreadEnv(threadEnvFile(name), input.env);
@@ -224,10 +225,7 @@ export function acpHarness(name: string): Harness {
       const dropped = standby;
       standby = undefined;
       void dropped?.then(
-        (ready) => {
-          ready.agent.kill();
-          ready.door.close();
-        },
+        (ready) => ready.agent.kill(),
         () => {},
       );
     },

@@ -40,6 +40,7 @@ export async function openGatewayDoor(): Promise<GatewayDoor> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     open: (target) => thread.resolve(target),
     close() {
+      if (!server.listening) return;
       server.closeAllConnections();
       server.close();
     },
