@@ -40,12 +40,15 @@ describe.each(testDatabases())('team shared folders on $name', (database) => {
       ));
       threads.set(instructions, threadId);
     }
-    await settled(server, threadId);
+    // `find /` walks the sandbox's whole file system (the program cache too): over 20 s on a loaded machine.
+    await settled(server, threadId, 60_000);
     const ended = (await allEvents(server, threadId)).filter((e) => e.type === 'tool_call.end').at(-1);
     return (ended!.data as { output: string }).output;
   }
 
-  it("mounts the team's folder at /shared in every sandbox of the team, and nothing of other teams", async (context) => {
+  it("mounts the team's folder at /shared in every sandbox of the team, and nothing of other teams", {
+    timeout: 120_000,
+  }, async (context) => {
     if (!sharedFolders) context.skip();
     const { id: teamId } = await server.paddock.services.store.db
       .selectFrom('teams')

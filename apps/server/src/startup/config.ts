@@ -123,7 +123,7 @@ const configSchema = z.object({
   PADDOCK_UPLOAD_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   PADDOCK_MAX_CONCURRENT_TURNS: z.coerce.number().int().positive().default(16),
   PADDOCK_SANDBOX: z.enum(['auto', 'bwrap', 'process']).default('auto'),
-  /** How many sandboxes (size S) a runner keeps booted for the next threads to take over; 0: none. */
+  /** How many sandboxes a runner keeps booted for the next threads to take over; 0: none. */
   PADDOCK_STANDBY_SANDBOXES: z.coerce.number().int().min(0).default(1),
   /** Their size: only a thread of that size takes one over. */
   PADDOCK_STANDBY_SIZE: z.enum(machineSizes).default('S'),
