@@ -1,45 +1,21 @@
-import { existsSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
 import type {
   McpServer,
   PromptResponse,
   RequestPermissionRequest,
   RequestPermissionResponse,
 } from '@agentclientprotocol/sdk';
-import {
-  type HarnessProfile,
-  type StopReason,
-  type TurnMcpServer,
-  type TurnResult,
-  threadAgentModelId,
-} from '@paddock/protocol';
+import type { StopReason, TurnMcpServer, TurnResult } from '@paddock/protocol';
 import type { ModelMessage } from 'ai';
-import type { Harness, HarnessTurnInput, HarnessWarmUp } from '../types.ts';
-import { AcpAgent } from './acp-agent.ts';
+import type { Harness, HarnessTurnInput } from '../types.ts';
+import type { AcpAgent } from './acp-agent.ts';
 import { createAcpRecorder } from './acp-recorder.ts';
-import {
-  expand,
-  gatewayUrl,
-  type ProfileValues,
-  prepareHome,
-  readSessionId,
-  threadEnvFile,
-  writeHomeShellFiles,
-  writeSessionId,
-  writeThreadEnv,
-} from './agent-home.ts';
-import { installKey } from './catalog.ts';
+import { agentHome, readSessionId, writeSessionId } from './agent-home.ts';
 import { conversationText, newestUserText } from './conversation-text.ts';
-import { type GatewayDoor, openGatewayDoor } from './gateway-door.ts';
+import { HarnessUnavailable, installDir, type LaunchParts, launchAgent } from './launch-agent.ts';
+import { type StandbyAgent, startStandbyAgent, takeStandbyAgent } from './standby-agent.ts';
 
 /** A program that ignores `session/cancel` this long is killed (and resumed on the next turn). */
 const cancelGraceMs = 4_500;
-
-/** Where a thread's program keeps its home (settings, sessions): in the workspace, so it outlives the sandbox. */
-export function agentHome(workspaceDir: string, harness: string): string {
-  return join(workspaceDir, '.paddock', 'agents', harness);
-}
 
 /**
  * A coding-agent program driven over ACP (D9), as its profile describes it. The program starts with
@@ -50,15 +26,18 @@ export function acpHarness(name: string): Harness {
   let agent: AcpAgent | undefined;
   let starting: Promise<AcpAgent> | undefined;
   /** The program a standby sandbox started ahead of its thread (`warmUp`), until a turn takes it. */
-  let standby: Promise<Standby> | undefined;
+  let standby: Promise<StandbyAgent> | undefined;
   /** Why `prepare` could not start the program: the turn it prepared reports it. */
   let startError: unknown;
 
   async function start(input: HarnessTurnInput): Promise<AcpAgent> {
     const profile = input.profile;
     if (!profile) throw new HarnessUnavailable(`${name} has no program profile on this runner`);
-    const started = await takeStandby(input, profile);
-    if (started) return started;
+    const waiting = standby;
+    standby = undefined;
+    const ahead = await waiting?.catch(() => undefined);
+    const taken = ahead && (await takeStandbyAgent(name, ahead, input, profile));
+    if (taken) return taken;
     const install = installDir(profile, input.env);
     const home = agentHome(input.workspaceDir, name);
     const saved = profile.load_session ? await readSessionId(home) : undefined;
@@ -72,7 +51,13 @@ export function acpHarness(name: string): Harness {
       transcript: withTranscript ? conversationText(input.messages) : undefined,
       mcpServers,
     });
-    const launched = await launch(profile, install, home, input.workspaceDir, parts(saved === undefined));
+    const launched = await launchAgent(
+      profile,
+      install,
+      home,
+      input.workspaceDir,
+      parts(saved === undefined),
+    );
     const loaded = await launched
       .openSession(input.workspaceDir, mcpServers, saved)
       .catch((error: unknown) => {
@@ -83,118 +68,12 @@ export function acpHarness(name: string): Harness {
     if (saved !== undefined && !loaded) {
       // The saved session is gone: start again, told the conversation so far.
       launched.kill();
-      ready = await launch(profile, install, home, input.workspaceDir, parts(true));
+      ready = await launchAgent(profile, install, home, input.workspaceDir, parts(true));
       await ready.openSession(input.workspaceDir, mcpServers, undefined);
     }
     if (!loaded) await writeSessionId(home, ready.sessionId!);
     if (profile.set_model) await ready.setModel(input.model);
     return ready;
-  }
-
-  /**
-   * In a standby sandbox (D9): starts the program and opens its session before any thread is known.
-   * It reaches the gateway through a door that takes the thread's token when the thread comes, asks
-   * for the `thread` model (the gateway gives it the agent's model and instructions), and its shells
-   * read the thread's environment from a file written then (see `writeHomeShellFiles`). The door
-   * closes with the program.
-   */
-  async function startStandby(options: HarnessWarmUp): Promise<Standby> {
-    const { profile, env, workspaceDir } = options;
-    const install = installDir(profile, env);
-    const home = agentHome(workspaceDir, name);
-    const door = await openGatewayDoor();
-    try {
-      await writeHomeShellFiles(home);
-      const agent = await launch(profile, install, home, workspaceDir, {
-        env: { ...env, BASH_ENV: threadEnvFile(name) },
-        apiUrl: door.url,
-        token: 'standby',
-        model: threadAgentModelId,
-        mcpServers: [],
-      });
-      void agent.exited.then(() => door.close());
-      try {
-        await agent.openSession(workspaceDir, [], undefined);
-        if (profile.set_model) await agent.setModel(threadAgentModelId);
-      } catch (error) {
-        agent.kill();
-        throw error;
-      }
-      return { agent, door, profile, workspaceDir, home };
-    } catch (error) {
-      door.close();
-      throw error;
-    }
-  }
-
-  /**
-   * The standby's program, for the thread's first turn when the thread asks nothing it was not
-   * started with: the same program, no MCP servers or skills (given at start), no earlier
-   * conversation. Otherwise it is ended, and the turn starts the program as it does after a restart.
-   */
-  async function takeStandby(
-    input: HarnessTurnInput,
-    profile: HarnessProfile,
-  ): Promise<AcpAgent | undefined> {
-    const waiting = standby;
-    standby = undefined;
-    const ready = await waiting?.catch(() => undefined);
-    if (!ready) return undefined;
-    const fits =
-      ready.agent.alive &&
-      JSON.stringify(ready.profile) === JSON.stringify(profile) &&
-      ready.workspaceDir === input.workspaceDir &&
-      !input.mcpServers?.length &&
-      !input.env.PADDOCK_SKILLS_DIR &&
-      input.env.PADDOCK_API_URL !== undefined &&
-      conversationText(input.messages) === undefined;
-    if (!fits) {
-      ready.agent.kill();
-      return undefined;
-    }
-    await writeThreadEnv(threadEnvFile(name), input.env);
-    ready.door.open({ apiUrl: input.env.PADDOCK_API_URL!, token: input.gateway.apiKey });
-    await writeSessionId(ready.home, ready.agent.sessionId!);
-    return ready.agent;
-  }
-
-  async function launch(
-    profile: HarnessProfile,
-    install: string,
-    home: string,
-    workspaceDir: string,
-    parts: LaunchParts,
-  ): Promise<AcpAgent> {
-    const values: ProfileValues = {
-      gateway_url: gatewayUrl(parts.apiUrl, profile.dialect),
-      api_url: parts.apiUrl,
-      model: parts.model,
-      home,
-      workspace: workspaceDir,
-      install,
-    };
-    const skillsDir = parts.env.PADDOCK_SKILLS_DIR || undefined;
-    await prepareHome(profile, values, {
-      instructions: parts.instructions,
-      transcript: parts.transcript,
-      skillsDir,
-      skills: skillsDir ? await readdir(skillsDir).catch(() => []) : [],
-    });
-    const { PADDOCK_RUN_ID: _run, ...sandboxEnv } = parts.env;
-    const env: Record<string, string> = { ...sandboxEnv, HOME: home };
-    for (const [key, value] of Object.entries(profile.env)) env[key] = expand(value, values);
-    env[profile.token_env] = parts.token;
-    if (profile.mcp_servers_env) env[profile.mcp_servers_env] = JSON.stringify(parts.mcpServers);
-    // Node programs find the supervisor's Node before any other.
-    env.PATH = [dirname(process.execPath), join(install, 'node_modules', '.bin'), sandboxEnv.PATH]
-      .filter(Boolean)
-      .join(':');
-    return AcpAgent.start({
-      command: profile.command.map((word) => expand(word, values)),
-      binDir: join(install, 'node_modules', '.bin'),
-      env,
-      cwd: workspaceDir,
-    });
   }
 
   /** The running program, started (once, however many callers) if it is not. */
@@ -217,7 +96,7 @@ export function acpHarness(name: string): Harness {
     runsMcpServers: true,
 
     warmUp(options) {
-      standby ??= startStandby(options);
+      standby ??= startStandbyAgent(name, options);
       return standby.then(() => {});
     },
 
@@ -311,37 +190,6 @@ export function acpHarness(name: string): Harness {
     },
   };
 }
-
-/** What a program is started with: the sandbox's environment and the thread's parts, or a standby's stand-ins. */
-interface LaunchParts {
-  env: Record<string, string>;
-  /** Where it reaches the Paddock API (the gateway's base URL is made from it). */
-  apiUrl: string;
-  token: string;
-  model: string;
-  instructions?: string;
-  transcript?: string;
-  mcpServers: McpServer[];
-}
-
-interface Standby {
-  agent: AcpAgent;
-  door: GatewayDoor;
-  profile: HarnessProfile;
-  workspaceDir: string;
-  home: string;
-}
-
-/** Where the sandbox shows a profile's install; HarnessUnavailable when it is not there. */
-function installDir(profile: HarnessProfile, env: Record<string, string>): string {
-  const harnessDir = env.PADDOCK_HARNESS_DIR;
-  const install = harnessDir ? join(harnessDir, installKey(profile)) : '';
-  if (!install || !existsSync(join(install, 'node_modules')))
-    throw new HarnessUnavailable(`${profile.program} is not installed on this runner`);
-  return install;
-}
-
-class HarnessUnavailable extends Error {}
 
 function failed(input: HarnessTurnInput, code: string, message: string): TurnResult<ModelMessage> {
   const error = { code, message, retryable: false };

@@ -2,6 +2,11 @@ import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { GatewayDialect, HarnessProfile } from '@paddock/protocol';
 
+/** Where a thread's program keeps its home (settings, sessions): in the workspace, so it outlives the sandbox. */
+export function agentHome(workspaceDir: string, harness: string): string {
+  return join(workspaceDir, '.paddock', 'agents', harness);
+}
+
 /** The values a profile's `{{placeholders}}` take (see `harnessProfileSchema`). */
 export interface ProfileValues {
   gateway_url: string;
