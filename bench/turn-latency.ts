@@ -17,6 +17,8 @@ async function openStream(base: string, token: string, threadId: string, after: 
           const frame = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           if (frame.includes(`\nevent: ${type}\n`)) return Number(/^id: (\d+)/.exec(frame)![1]);
+          // A turn that fails never sends what is awaited: the bench stops with why.
+          if (frame.includes('\nevent: error\n')) throw new Error(`the turn failed: ${frame}`);
           continue;
         }
         const { value, done } = await reader.read();

@@ -186,7 +186,7 @@ export function codingAgentSuite(
       'a new thread takes the program a standby sandbox started ahead: its model, instructions, token and environment arrive with the thread',
       async () => {
         const marker = `standby-${randomUUID().slice(0, 8)}`;
-        const created = await json<{ thread_id: string; created_at: string }>(
+        const created = await json<{ thread_id: string }>(
           await server.request('POST', '/v2/threads', {
             body: {
               agent: agentSpec({
@@ -195,7 +195,8 @@ export function codingAgentSuite(
                 instructions: `Answer briefly. ${marker}`,
                 machine_size: options.standbySize ?? 'S',
               }),
-              input: `::sh echo "thread=$PADDOCK_THREAD_ID token=\${PADDOCK_TOKEN:0:8}"\n::seen ${marker}`,
+              // BASH_ENV is in the environment only of a program a standby started.
+              input: `::sh echo "thread=$PADDOCK_THREAD_ID token=\${PADDOCK_TOKEN:0:8} \${BASH_ENV:+ahead}"\n::seen ${marker}`,
             },
           }),
           201,
@@ -206,18 +207,10 @@ export function codingAgentSuite(
         expect(first.status, JSON.stringify(ofType(events, 'error'))).toBe('idle');
         // The shell the program started sees the thread's variables; the model saw the instructions.
         const outputs = ofType(events, 'tool_call.end').map((e) => e.data.output);
-        expect(outputs.join('\n')).toContain(`thread=${threadId} token=pdk_thr_`);
+        expect(outputs.join('\n')).toContain(`thread=${threadId} token=pdk_thr_ ahead`);
         expect((await transcript(server, threadId)).join('\n')).toContain('seen: yes');
         // Usage is counted as the agent's model, whatever name the program asked for.
         expect(ofType(events, 'usage').map((e) => e.data.model)).toContain('scripted');
-        // The program's home was made in the standby, before the thread existed.
-        const home = await json<{ items: { name: string; mod_time: string }[] }>(
-          await server.request('GET', `/v2/tasks/${threadId}/files?path=.paddock/agents/${harness}`),
-          200,
-        );
-        const shellFile = home.items.find((entry) => entry.name === '.bashrc');
-        expect(shellFile?.mod_time.localeCompare(created.created_at)).toBe(-1);
-
         // The same session goes on.
         const next = await send(threadId, `::seen thread=${threadId}`);
         const errors = ofType(await allEvents(server, threadId), 'error');
