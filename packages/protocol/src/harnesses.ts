@@ -76,6 +76,12 @@ export const harnessProfileSchema = z.object({
   set_model: z.boolean().default(false),
   /** Whether `session/load` resumes a session in a new process; without it the transcript is given as context. */
   load_session: z.boolean().default(true),
+  /**
+   * Started ahead in a standby sandbox, also prompt it once in a session of its own (its model calls
+   * refused, as no thread is known yet): for a program whose first prompt in a process does work of
+   * its own before it calls the model (OpenCode), so the thread's first prompt does not wait for it.
+   */
+  warm_prompt: z.boolean().default(false),
   /** Whether the program takes a message while a prompt runs (ACP has no way yet: false). */
   steering: z.boolean().default(false),
 });

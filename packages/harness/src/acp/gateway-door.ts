@@ -11,7 +11,7 @@ export interface DoorThread {
 export interface GatewayDoor {
   /** The door's own base URL (`http://127.0.0.1:<port>`), in place of the API's. */
   readonly url: string;
-  /** From now on every request goes to this thread's API with its token; those waiting go too. */
+  /** From now on every request goes to this thread's API with its token. */
   open(thread: DoorThread): void;
   close(): void;
 }
@@ -22,13 +22,15 @@ const keyHeaders = ['authorization', 'x-api-key', 'x-goog-api-key'];
 /**
  * The way to the model gateway for a program started before its thread was known (a standby
  * sandbox's, D9): a loopback HTTP server in the sandbox that forwards each request to the Paddock
- * API with the thread's token in place of the program's placeholder. Requests made before the
- * thread is known wait for it. The program never holds the token itself, so it can start first.
+ * API with the thread's token in place of the program's placeholder. A request made before the
+ * thread is known (a warm-up prompt's, see `warm_prompt`) is answered at once with a 400, which no
+ * client retries. The program never holds the token itself, so it can start first.
  */
 export async function openGatewayDoor(): Promise<GatewayDoor> {
-  const thread = Promise.withResolvers<DoorThread>();
+  let thread: DoorThread | undefined;
   const server = createServer((incoming, answer) => {
-    void thread.promise.then((target) => forward(incoming, answer, target));
+    if (thread) forward(incoming, answer, thread);
+    else refuse(incoming, answer);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -38,13 +40,23 @@ export async function openGatewayDoor(): Promise<GatewayDoor> {
   server.unref();
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    open: (target) => thread.resolve(target),
+    open: (target) => {
+      thread = target;
+    },
     close() {
       if (!server.listening) return;
       server.closeAllConnections();
       server.close();
     },
   };
+}
+
+function refuse(incoming: IncomingMessage, answer: ServerResponse): void {
+  incoming.resume();
+  const message = 'this sandbox serves no thread yet';
+  answer
+    .writeHead(400, { 'content-type': 'application/json' })
+    .end(JSON.stringify({ error: { message, type: 'invalid_request_error', code: 'no_thread' } }));
 }
 
 function forward(incoming: IncomingMessage, answer: ServerResponse, target: DoorThread) {

@@ -154,6 +154,8 @@ export const builtinProfiles: Record<string, HarnessProfileInput> = {
     },
     instructions_file: '.config/opencode/AGENTS.md',
     skills_dir: '.config/opencode/skill',
+    // Its first prompt in a process starts its file watcher and "location services" first (a second).
+    warm_prompt: true,
   },
   coding_zeta: {
     program: 'Qwen Code',

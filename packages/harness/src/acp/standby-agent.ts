@@ -44,6 +44,7 @@ export async function startStandbyAgent(name: string, options: HarnessWarmUp): P
     });
     void agent.exited.then(() => door.close());
     try {
+      if (profile.warm_prompt) await warmUpPrompt(agent, workspaceDir);
       await agent.openSession(workspaceDir, [], undefined);
       if (profile.set_model) await agent.setModel(threadAgentModelId);
     } catch (error) {
@@ -85,4 +86,18 @@ export async function takeStandbyAgent(
   ready.door.open({ apiUrl: input.env.PADDOCK_API_URL!, token: input.gateway.apiKey });
   await writeSessionId(ready.home, ready.agent.sessionId!);
   return ready.agent;
+}
+
+/** How long a warm-up prompt may take; its model calls are refused, so it ends in moments. */
+const warmUpPromptMs = 30_000;
+
+/** One prompt in a throwaway session: what the program does before its first model call is done. */
+async function warmUpPrompt(agent: AcpAgent, workspaceDir: string): Promise<void> {
+  await agent.openSession(workspaceDir, [], undefined);
+  const handlers = {
+    onUpdate: () => {},
+    onPermission: () => ({ outcome: { outcome: 'cancelled' as const } }),
+  };
+  // Its model calls fail: the prompt's answer is an error or an empty turn, either as good.
+  await agent.prompt('warm-up', handlers, AbortSignal.timeout(warmUpPromptMs)).catch(() => {});
 }
