@@ -3,7 +3,8 @@ import { newId, tokenPrefixes } from '@paddock/protocol';
 import { RunnerLink } from '@paddock/sandbox';
 import { createRunner } from '../sandbox-hosts/embedded.ts';
 import type { Config } from '../startup/config.ts';
-import { programCache } from '../startup/harness-programs.ts';
+import { loadDeploymentConfig } from '../startup/deployment-config.ts';
+import { harnessPrograms, standbyAgents } from '../startup/harness-programs.ts';
 import { createLogger } from '../startup/logger.ts';
 import { loadRunnerToken } from '../startup/runner-token.ts';
 import { openWorkspaces } from '../startup/workspaces.ts';
@@ -28,16 +29,22 @@ export async function runRunner(config: Config): Promise<void> {
   // The deployment's runners share the server's data dir, so its uid claims and volumes; a
   // self-hosted runner's are its own.
   const workspaces = await openWorkspaces(config);
+  // The same profiles as the server's (the deployment config), for the programs its standbys start ahead.
+  const programs = harnessPrograms(config, loadDeploymentConfig(config.PADDOCK_CONFIG), logger);
   const { runner, isolation } = await createRunner({
     mode: config.PADDOCK_SANDBOX,
     stateDir: join(config.dataDir, 'sandboxes'),
     apiTarget: { host: server.hostname.replace(/^\[|\]$/g, ''), port: Number(server.port || 80) },
     workspaces,
-    programs: programCache(config, logger),
+    programs: programs.cache,
     logger,
     // A sandbox's model call waits out a server restart rather than failing the turn.
     apiConnectRetryMs: config.PADDOCK_ADOPTION_WINDOW_MS,
-    standby: { count: config.PADDOCK_STANDBY_SANDBOXES, size: config.PADDOCK_STANDBY_SIZE },
+    standby: {
+      count: config.PADDOCK_STANDBY_SANDBOXES,
+      size: config.PADDOCK_STANDBY_SIZE,
+      agents: standbyAgents(config, programs.profiles),
+    },
   });
   // A uuid: the task record's `machine_id` of the sandboxes this runner hosts.
   const runnerId = newId();

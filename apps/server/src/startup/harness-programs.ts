@@ -1,6 +1,7 @@
 import type { HarnessPrograms } from '@paddock/core';
 import { harnessProfiles, ProgramCache } from '@paddock/harness';
 import type { HarnessProfile } from '@paddock/protocol';
+import type { StandbyAgent } from '@paddock/sandbox';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { DeploymentConfig } from './deployment-config.ts';
@@ -30,4 +31,12 @@ export function harnessPrograms(
   const profiles = harnessProfiles(overrides);
   const cache = programCache(config, logger);
   return { profiles, cache, isInstalled: (profile) => cache.isInstalled(profile) };
+}
+
+/** The programs a runner's standby sandboxes start ahead (`PADDOCK_STANDBY_HARNESSES`), with their profiles. */
+export function standbyAgents(
+  config: Pick<Config, 'PADDOCK_STANDBY_HARNESSES'>,
+  profiles: ReadonlyMap<string, HarnessProfile>,
+): StandbyAgent[] {
+  return config.PADDOCK_STANDBY_HARNESSES.map((name) => ({ name, profile: profiles.get(name)! }));
 }

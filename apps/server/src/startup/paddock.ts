@@ -19,7 +19,7 @@ import { backgroundJobs } from './background-jobs.ts';
 import { announceBootstrap, keepBootstrap } from './bootstrap-files.ts';
 import type { Config } from './config.ts';
 import { loadDeploymentConfig } from './deployment-config.ts';
-import { harnessPrograms } from './harness-programs.ts';
+import { harnessPrograms, standbyAgents } from './harness-programs.ts';
 import { createLogger } from './logger.ts';
 import { loadNodeId } from './node-id.ts';
 import { startSandboxBackends } from './sandbox-backends.ts';
@@ -92,10 +92,7 @@ export async function startPaddock(
   const sandboxes = await startSandboxBackends(config, {
     deployment,
     programs: harnesses.cache,
-    standbyAgents: config.PADDOCK_STANDBY_HARNESSES.map((name) => ({
-      name,
-      profile: harnesses.profiles.get(name)!,
-    })),
+    standbyAgents: standbyAgents(config, harnesses.profiles),
     logger,
     store,
     workspaces,
