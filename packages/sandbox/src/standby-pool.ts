@@ -187,7 +187,10 @@ export class StandbyPool {
       this.#changed();
     } else if (message.type === 'agents.started') {
       slot.agentsStarted = true;
-      this.#options.log('info', `standby sandbox ${slot.id}: started ahead: ${message.harnesses.join(', ') || 'none'}`);
+      this.#options.log(
+        'info',
+        `standby sandbox ${slot.id}: started ahead: ${message.harnesses.join(', ') || 'none'}`,
+      );
       this.#changed();
     } else if (message.type === 'log') {
       this.#options.log(message.level, `standby sandbox ${slot.id}: ${boundedLogText(message.message)}`);
