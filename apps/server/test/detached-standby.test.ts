@@ -2,6 +2,7 @@ import { testDatabases } from '@paddock/testing';
 import { type Deployment, startDeployment } from '@paddock/testing/deployment';
 import { afterAll, describe, expect, it } from 'vitest';
 import { agentSpec, allEvents, json, settled } from './helpers.ts';
+import { everythingEntry } from './mcp-everything.ts';
 
 // One database: the runner's standbys are the subject; the store's own tests run on both.
 const [database] = testDatabases();
@@ -33,10 +34,36 @@ describe(`a detached runner's standby sandboxes (${database!.name})`, () => {
       }),
       201,
     );
-    const thread = await settled(d, threadId, 60_000);
-    const events = await allEvents(d, threadId);
-    expect(thread.status, d.output().split('\n').slice(-40).join('\n')).toBe('idle');
-    const outputs = events.filter((e) => e.type === 'tool_call.end').map((e) => e.data.output);
-    expect(outputs.join('\n')).toContain(`ahead ${threadId}`);
-  }, 120_000);
+    expect(await commandOutputs(threadId)).toContain(`ahead ${threadId}`);
+
+    // A thread whose agent has MCP servers (given when a session opens) ends the program the next
+    // standby started, and starts its own (its shells have no BASH_ENV).
+    const startedAhead = () => d.output().split('started ahead: coding_gamma').length - 1;
+    await expect.poll(startedAhead, { timeout: 60_000 }).toBe(2);
+    const everything = await everythingEntry(d);
+    const { thread_id: withServers } = await json<{ thread_id: string }>(
+      await d.request('POST', '/v2/threads', {
+        body: {
+          agent: agentSpec({
+            harness: 'coding_gamma',
+            model: 'scripted',
+            mcp_servers: [{ name: 'everything', command: 'node', args: [everything, 'stdio'] }],
+          }),
+          input: `::sh echo "[\${BASH_ENV:+ahead}]"`,
+        },
+      }),
+      201,
+    );
+    expect(await commandOutputs(withServers)).toContain('[]');
+
+    async function commandOutputs(id: string): Promise<string> {
+      const thread = await settled(d, id, 60_000);
+      expect(thread.status, d.output().split('\n').slice(-40).join('\n')).toBe('idle');
+      const events = await allEvents(d, id);
+      return events
+        .filter((e) => e.type === 'tool_call.end')
+        .map((e) => e.data.output)
+        .join('\n');
+    }
+  }, 180_000);
 });

@@ -9,7 +9,7 @@ import { json } from './helpers.ts';
  * sandbox shows the project's node_modules read-only under its own path, the process provider runs
  * on the host's.
  */
-export async function everythingEntry(server: TestServer): Promise<string> {
+export async function everythingEntry(server: Pick<TestServer, 'request'>): Promise<string> {
   const hostPath = join(
     dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')),
     'dist',

@@ -97,7 +97,7 @@ export function threadEnvFile(harness: string): string {
   return `/tmp/paddock-thread-env-${harness}.sh`;
 }
 
-/** Written when the thread takes the standby's program: every variable of the thread's but PATH and HOME. */
+/** Written when the thread takes the standby's program: the thread's variables but PATH, HOME and the run marker. */
 export async function writeThreadEnv(file: string, env: Record<string, string>): Promise<void> {
   const lines = Object.entries(env)
     .filter(([name]) => !['PATH', 'HOME', 'PADDOCK_RUN_ID'].includes(name) && /^[A-Za-z_]\w*$/.test(name))
