@@ -96,7 +96,9 @@ export function createLoginSessions(options: LoginSessionOptions): LoginSessions
       }
       throttle.succeeded(username, client);
       const { kid, privateKey } = await builtin.signingKey();
-      const expiresAt = Date.now() + options.ttlMs;
+      // One reading of the clock, in whole seconds as a JWT has them: exp - iat is the session's ttl.
+      const issuedAt = Math.floor(Date.now() / 1000);
+      const expiresAt = issuedAt * 1000 + options.ttlMs;
       const jti = newId();
       // The session's server-side state, which logout revokes: a JWT alone could not be taken back.
       await insertLoginSession(options.store.db, {
@@ -113,7 +115,7 @@ export function createLoginSessions(options: LoginSessionOptions): LoginSessions
         .setAudience(audience)
         .setSubject(user.id)
         .setJti(jti)
-        .setIssuedAt()
+        .setIssuedAt(issuedAt)
         .setExpirationTime(Math.floor(expiresAt / 1000))
         .sign(privateKey);
       return { access_token: token, token_type: 'bearer', expires_at: timestamp(new Date(expiresAt)) };
