@@ -186,6 +186,7 @@ describe.each(testDatabases())('control-plane organizations, teams and agents on
         browser_enabled: false,
         harness: 'coding_beta',
         machine_kind: 'sandbox_a',
+        network: 'registries',
         chat_connected: false,
         meeting_connected: false,
         code_host_connected: false,

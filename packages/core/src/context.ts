@@ -1,6 +1,7 @@
 import type { HarnessProfile, Scope, TokenKind } from '@paddock/protocol';
 import type { EventLog, TurnQueue } from '@paddock/runtime';
 import type { Store } from '@paddock/store';
+import type { NetworkSettings } from './agents/network-policy.ts';
 import type { ProviderPolicy } from './agents/provider-policy.ts';
 import type { Revocations } from './auth/revocations.ts';
 import type { CreditGate } from './credits/credit-gate.ts';
@@ -90,6 +91,8 @@ export interface Services {
   readonly defaultModel: string;
   /** The only way to make HTTP requests on a user's behalf: refuses non-public addresses (not allowed). */
   readonly outbound: OutboundGuard;
+  /** The deployment's ceiling on agents' network policies, and what every sandbox's proxy adds (issue 15). */
+  readonly network: NetworkSettings;
   /** Judges eval runs through the model gateway. */
   readonly judge: EvalJudge;
   readonly log: Logger;

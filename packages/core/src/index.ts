@@ -2,6 +2,7 @@ export * from './agents/agent-connections.ts';
 export * from './agents/agent-keys.ts';
 export * from './agents/agent-secrets.ts';
 export * from './agents/control-agent.ts';
+export * from './agents/network-policy.ts';
 export * from './agents/normalize-spec.ts';
 export * from './agents/provider-policy.ts';
 export * from './agents/resolve-agent.ts';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { networkPolicySchema, nullableNetworkPolicySchema } from './network-policy.ts';
 
 /** Harness values (spec: "Harness values"). `coding_alpha` is the default. */
 export const harnesses = [
@@ -87,12 +88,15 @@ export const agentSpecSchema = z.strictObject({
   /** Sandbox size (beyond the spec's field table; the Limits table ties sizes to the agent spec). */
   machine_size: z.enum(machineSizes).optional(),
   title: z.string().min(1).max(200).optional(),
+  /** What the sandbox reaches beyond the Paddock API (issue 15); `registries` when left out. */
+  network: networkPolicySchema.optional(),
 });
 export type AgentSpec = z.infer<typeof agentSpecSchema>;
 
 /**
- * `PATCH /v2/agents/{agent_id}`: fields given replace the agent's (`null` clears an optional one);
- * `harness` and `machine_kind` may be given only with their current value (409 otherwise).
+ * `PATCH /v2/agents/{agent_id}`: fields given replace the agent's (`null` clears an optional one,
+ * and resets `network`); `harness` and `machine_kind` may be given only with their current value
+ * (409 otherwise).
  */
 export const agentPatchSchema = z.strictObject({
   instructions: z.string().max(200_000).nullable().optional(),
@@ -105,6 +109,8 @@ export const agentPatchSchema = z.strictObject({
   machine_size: z.enum(machineSizes).optional(),
   harness: z.enum(harnesses).optional(),
   machine_kind: z.enum(machineKinds).optional(),
+  /** `null` resets it to the default, `registries`. */
+  network: nullableNetworkPolicySchema.optional(),
 });
 export type AgentPatch = z.infer<typeof agentPatchSchema>;
 
@@ -122,6 +128,7 @@ export const agentRecordSchema = z.object({
   mcp_servers: z.array(mcpServerViewSchema),
   skills: z.array(skillSchema),
   secret_names: z.array(z.string()),
+  network: networkPolicySchema,
   created_at: z.string(),
   updated_at: z.string(),
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { harnesses, machineKinds } from './agents.ts';
+import { networkPolicySchema, nullableNetworkPolicySchema } from './network-policy.ts';
 
 /** Control plane (D13): organizations, teams, agents, their secrets and their integrations. */
 
@@ -34,6 +35,8 @@ export const controlAgentSchema = z.object({
   browser_enabled: z.boolean(),
   harness: z.enum(harnesses),
   machine_kind: z.enum(machineKinds),
+  /** The agent's network policy (issue 15); `registries` when it was never set. */
+  network: networkPolicySchema,
   chat_connected: z.boolean(),
   meeting_connected: z.boolean(),
   code_host_connected: z.boolean(),
@@ -57,6 +60,7 @@ export const agentCreateBodySchema = z.strictObject({
   browser_enabled: z.boolean().optional(),
   harness: z.enum(harnesses).optional(),
   machine_kind: z.enum(machineKinds).optional(),
+  network: networkPolicySchema.optional(),
 });
 export type AgentCreateBody = z.infer<typeof agentCreateBodySchema>;
 
@@ -81,6 +85,8 @@ export const agentPutBodySchema = z.strictObject({
   browser_enabled: z.boolean().optional(),
   harness: z.enum(harnesses).optional(),
   machine_kind: z.enum(machineKinds).optional(),
+  /** `null` resets it to `registries`. */
+  network: nullableNetworkPolicySchema.optional(),
   chat_connected: readOnly,
   meeting_connected: readOnly,
   code_host_connected: readOnly,

@@ -61,6 +61,7 @@ export const errorStatus = {
   validation: 422,
   runtime_not_supported: 422,
   size_not_offered: 422,
+  network_not_allowed: 422,
   turn_interrupt_unsupported: 422,
   invalid_skill: 422,
   unknown_skill: 422,

@@ -13,6 +13,7 @@ export * from './machines.ts';
 export * from './manifests.ts';
 export * from './mcp-servers.ts';
 export * from './messages.ts';
+export * from './network-policy.ts';
 export * from './orchestrations.ts';
 export * from './scopes.ts';
 export * from './skills.ts';

@@ -20,6 +20,7 @@ import * as liveSandboxIds from './migrations/0017-live-sandbox-ids.ts';
 import * as modelUsage from './migrations/0018-model-usage.ts';
 import * as skills from './migrations/0019-skills.ts';
 import * as mcpOauthFlows from './migrations/0020-mcp-oauth-flows.ts';
+import * as agentNetwork from './migrations/0021-agent-network.ts';
 
 /** Migrations are listed in code (no directory scan), so the set is the same wherever the store runs. */
 const migrations = (seal: SealSecret | undefined): Record<string, Migration> => ({
@@ -40,6 +41,7 @@ const migrations = (seal: SealSecret | undefined): Record<string, Migration> => 
   '0018-model-usage': modelUsage,
   '0019-skills': skills,
   '0020-mcp-oauth-flows': mcpOauthFlows,
+  '0021-agent-network': agentNetwork,
 });
 
 /** `seal` seals secrets that older versions stored in plain text (migration 0013 needs it when there are any). */

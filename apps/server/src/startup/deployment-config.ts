@@ -1,7 +1,13 @@
 import { readFileSync } from 'node:fs';
-import type { ProviderSettings } from '@paddock/core';
+import {
+  defaultNetworkSettings,
+  type NetworkSettings,
+  type ProviderSettings,
+  parseAddressRange,
+} from '@paddock/core';
 import {
   acpHarnesses,
+  domainPatternSchema,
   type HarnessProfile,
   harnessProfileSchema,
   type MachineKind,
@@ -35,11 +41,38 @@ const limitsSchema = z.strictObject({
   organizations: z.record(z.string().min(1), orgLimitsSchema).default({}),
 });
 
+/**
+ * The ceiling on agents' network policies (issue 15): whether `full` is allowed, domain patterns
+ * every policy but `none` adds, and the non-public addresses (or CIDR ranges) the proxies may reach.
+ */
+const networkSchema = z
+  .strictObject({
+    full: z.boolean().default(true),
+    domains: z.array(domainPatternSchema).default([]),
+    allow_addresses: z
+      .array(
+        z.string().transform((text, ctx) => {
+          const range = parseAddressRange(text);
+          if (!range) ctx.addIssue({ code: 'custom', message: `${text} is not an IP address or CIDR range` });
+          return range ?? z.NEVER;
+        }),
+      )
+      .default([]),
+  })
+  .transform(
+    ({ full, domains, allow_addresses }): NetworkSettings => ({
+      full,
+      domains,
+      allowAddresses: allow_addresses,
+    }),
+  );
+
 const deploymentSchema = z.strictObject({
   providers: z.partialRecord(z.enum(machineKinds), providerSchema).default({}),
   limits: limitsSchema.default({ default: {}, organizations: {} }),
   /** ACP harness value → the program behind it, over the built-in profile (bring your own harness). */
   harnesses: z.partialRecord(z.enum(acpHarnesses), harnessProfileSchema).default({}),
+  network: networkSchema.optional(),
 });
 
 export type OrgLimits = z.infer<typeof orgLimitsSchema>;
@@ -49,6 +82,8 @@ export interface DeploymentConfig {
   limits: z.infer<typeof limitsSchema>;
   /** The deployment's own ACP profiles, by harness value (over the built-in ones; see `harnessProfiles`). */
   harnesses: Partial<Record<string, HarnessProfile>>;
+  /** The ceiling on agents' network policies, and what every sandbox's egress proxy adds. */
+  network: NetworkSettings;
 }
 
 /** Without a config file only the local provider is on, for everyone, and nothing is limited. */
@@ -56,6 +91,7 @@ const defaults: DeploymentConfig = {
   providers: { sandbox_a: { enabled: true } },
   limits: { default: {}, organizations: {} },
   harnesses: {},
+  network: defaultNetworkSettings,
 };
 
 /**
@@ -72,8 +108,9 @@ export function orgLimits(
 }
 
 /**
- * D4: provider switches and rollouts, and per-organization limits, from the deployment config file (`PADDOCK_CONFIG`, YAML or
- * JSON, which YAML reads too). A provider the file does not name keeps its default.
+ * D4: provider switches and rollouts, per-organization limits, harness profiles and the network
+ * ceiling, from the deployment config file (`PADDOCK_CONFIG`, YAML or JSON, which YAML reads too).
+ * A provider the file does not name keeps its default.
  */
 export function loadDeploymentConfig(path: string | undefined): DeploymentConfig {
   if (!path) return defaults;
@@ -96,5 +133,6 @@ export function loadDeploymentConfig(path: string | undefined): DeploymentConfig
     providers: { ...defaults.providers, ...result.data.providers },
     limits: result.data.limits,
     harnesses: result.data.harnesses,
+    network: result.data.network ?? defaultNetworkSettings,
   };
 }

@@ -82,6 +82,7 @@ export function composeServices(
     defaultModel: parts.models.defaultModel,
     judge: createEvalJudge(parts.models, config.PADDOCK_EVAL_JUDGE_MODEL),
     outbound: createOutboundGuard({ allow: config.PADDOCK_OUTBOUND_ALLOW }),
+    network: deployment.network,
     log: parts.logger,
     faults: parts.faults,
   };

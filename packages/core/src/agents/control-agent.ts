@@ -22,6 +22,7 @@ import { reachableAgent } from '../auth/access.ts';
 import type { Ctx, Services } from '../context.ts';
 import { PaddockError } from '../errors.ts';
 import { teamNotFound } from '../orgs/orgs.ts';
+import { agentNetwork, requireAllowedNetwork } from './network-policy.ts';
 import { normalizeSpec } from './normalize-spec.ts';
 import { checkProviderPolicy, specColumns } from './resolve-agent.ts';
 import { applyAgentPatch } from './update-agent.ts';
@@ -35,7 +36,7 @@ import { applyAgentPatch } from './update-agent.ts';
 /** `POST /agents`: creates an agent in a team the caller belongs to. */
 export async function createAgent(
   ctx: Ctx,
-  services: Pick<Services, 'providers' | 'secrets'>,
+  services: Pick<Services, 'providers' | 'secrets' | 'network'>,
   { body }: { body: AgentCreateBody },
 ): Promise<ControlAgent> {
   // An agent- or thread-bound credential never creates agents: the route refuses it (refuseBound).
@@ -53,6 +54,7 @@ export async function createAgent(
       title: body.name,
       model: body.default_model,
       entrypoint: body.entrypoint,
+      network: body.network,
     };
     const normalized = normalizeSpec(spec);
     await checkProviderPolicy(ctx, services, trx, team.id, normalized);
@@ -93,9 +95,10 @@ export async function getControlAgent(ctx: Ctx, { agentId }: { agentId: string }
  */
 export async function putControlAgent(
   ctx: Ctx,
-  services: Pick<Services, 'secrets'>,
+  services: Pick<Services, 'secrets' | 'network'>,
   { agentId, body }: { agentId: string; body: AgentPutBody },
 ): Promise<ControlAgent> {
+  requireAllowedNetwork(services, body.network ?? undefined);
   return ctx.store.transaction(async (trx) => {
     let agent = await reachableAgent(trx, ctx.actor, agentId);
     agent = await applyAgentPatch(ctx, services, trx, agent, {
@@ -104,6 +107,7 @@ export async function putControlAgent(
       entrypoint: body.entrypoint,
       harness: body.harness,
       machine_kind: body.machine_kind,
+      network: body.network,
     });
     const profile = {
       ...(body.tagline !== undefined ? { tagline: body.tagline } : {}),
@@ -140,6 +144,7 @@ export async function controlAgentRecords(db: Db, agents: readonly AgentRow[]): 
     browser_enabled: Boolean(agent.browser_enabled),
     harness: agent.harness as ControlAgent['harness'],
     machine_kind: agent.machine_kind as ControlAgent['machine_kind'],
+    network: agentNetwork(agent),
     chat_connected: installed.has(`${agent.id}:chat`),
     meeting_connected: installed.has(`${agent.id}:meeting`),
     // Nothing connects a code host yet (it is not manageable from the CLI).

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import {
   type AgentSpec,
+  defaultNetworkPolicy,
   type HarnessName,
   type MachineKind,
   type MachineSize,
@@ -16,7 +17,11 @@ export type NormalizedSpec = AgentSpec & {
   secrets: Record<string, string>;
 };
 
-/** D4: defaults filled in, so that equal agents hash equal however they were written. */
+/**
+ * D4: defaults filled in, so that equal agents hash equal however they were written. The default
+ * network policy, `registries`, is left out instead (given or not): agents made before the field
+ * existed keep their hash.
+ */
 export function normalizeSpec(spec: AgentSpec): NormalizedSpec {
   const machineKind = spec.machine_kind ?? 'sandbox_a';
   return {
@@ -28,6 +33,7 @@ export function normalizeSpec(spec: AgentSpec): NormalizedSpec {
     mcp_servers: spec.mcp_servers ?? [],
     skills: spec.skills ?? [],
     secrets: spec.secrets ?? {},
+    network: spec.network === defaultNetworkPolicy ? undefined : spec.network,
   };
 }
 

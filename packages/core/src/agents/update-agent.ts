@@ -6,6 +6,7 @@ import { PaddockError } from '../errors.ts';
 import { requireOfferedSize } from '../machines/machine-size.ts';
 import { resolveSkills } from '../skills/resolve-skills.ts';
 import { mcpServerViews, openMcpServers } from './mcp-server-secrets.ts';
+import { agentNetwork, requireAllowedNetwork } from './network-policy.ts';
 import { canonicalJson, normalizeSpec } from './normalize-spec.ts';
 import { specColumns } from './resolve-agent.ts';
 
@@ -25,11 +26,12 @@ export async function getAgent(
  */
 export async function updateAgent(
   ctx: Ctx,
-  services: Pick<Services, 'secrets'>,
+  services: Pick<Services, 'secrets' | 'network'>,
   { agentId, patch }: { agentId: string; patch: AgentPatch },
 ): Promise<AgentRecord> {
   // The route checks the credential: `publish` for secrets, the deployment's guard for the rest, and
   // never a sandbox's own token (refuseBound).
+  requireAllowedNetwork(services, patch.network ?? undefined);
   return ctx.store.transaction(async (trx) => {
     const agent = await reachableAgent(trx, ctx.actor, agentId);
     return toAgentRecord(services, await applyAgentPatch(ctx, services, trx, agent, patch));
@@ -41,6 +43,8 @@ export async function updateAgent(
  * (PATCH /v2/agents, the control plane's PUT /agents, PUT secrets and manifest publish): `harness` and `machine_kind`
  * only as their current value, else 409; the spec hash recomputed, 409 when another agent of the
  * team already has exactly this spec. A patch that changes nothing leaves the agent as it is.
+ * `network: null` resets the policy; the verbs that take a `network` check it against the
+ * deployment's ceiling first (`requireAllowedNetwork`).
  */
 export async function applyAgentPatch(
   ctx: Ctx,
@@ -65,6 +69,7 @@ export async function applyAgentPatch(
     ...(patch.instructions === null ? { instructions: undefined } : {}),
     ...(patch.model === null ? { model: undefined } : {}),
     ...(patch.entrypoint === null ? { entrypoint: undefined } : {}),
+    ...(patch.network === null ? { network: undefined } : {}),
   });
   if (canonicalJson(next) === canonicalJson(normalizeSpec(current))) return agent;
   if (patch.machine_size !== undefined) requireOfferedSize(next.machine_kind, next.machine_size);
@@ -92,6 +97,7 @@ export function specOf(services: Pick<Services, 'secrets'>, agent: AgentRow): Ag
     mcp_servers: openMcpServers(services.secrets, agent.mcp_servers),
     skills: JSON.parse(agent.skills),
     secrets: agent.secrets_enc ? JSON.parse(services.secrets.open(agent.secrets_enc)) : {},
+    network: agentNetwork(agent),
   };
 }
 
@@ -119,6 +125,7 @@ export function toAgentRecord(services: Pick<Services, 'secrets'>, agent: AgentR
     mcp_servers: mcpServerViews(agent.mcp_servers),
     skills: JSON.parse(agent.skills),
     secret_names: Object.keys(secrets).sort(),
+    network: agentNetwork(agent),
     created_at: agent.created_at,
     updated_at: agent.updated_at,
   };

@@ -29,7 +29,7 @@ export interface ThreadHandle {
  */
 export async function createThread(
   ctx: Ctx,
-  services: Pick<Services, 'providers' | 'secrets' | 'sandboxLimits' | 'turnQueue'>,
+  services: Pick<Services, 'providers' | 'secrets' | 'network' | 'sandboxLimits' | 'turnQueue'>,
   { input }: { input: CreateThreadBody },
 ): Promise<ThreadHandle> {
   const messages: MessageInput[] = input.input

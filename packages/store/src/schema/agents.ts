@@ -15,6 +15,8 @@ export interface AgentsTable {
   mcp_servers: string;
   skills: string;
   secrets_enc: string | null;
+  /** The network policy as JSON (`"none"`, `"full"`, `{"allow": [...]}`); null is `registries`. */
+  network: string | null;
   /** Control-plane profile (D13), outside the spec and its hash. */
   tagline: string | null;
   memory_enabled: Generated<number>;

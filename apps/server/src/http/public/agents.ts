@@ -36,7 +36,7 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
         summary: "Update an agent's spec (fields left out are kept)",
         params: agentParamsSchema,
         body: agentPatchSchema,
-        errors: ['agent_not_found', 'conflict', 'size_not_offered', 'unknown_skill'],
+        errors: ['agent_not_found', 'conflict', 'size_not_offered', 'network_not_allowed', 'unknown_skill'],
         response: { 200: agentRecordSchema },
       },
     },

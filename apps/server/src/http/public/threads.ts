@@ -45,6 +45,7 @@ export function threadRoutes(app: FastifyInstance, services: Services): void {
           'provider_not_in_rollout',
           'runtime_not_supported',
           'size_not_offered',
+          'network_not_allowed',
           'provider_disabled',
           'provider_unavailable',
           'sandbox_limit_reached',
