@@ -6,7 +6,7 @@ import { defaultSandboxImage, sandboxCodeLayout } from '@paddock/sandbox';
 import { testDatabases } from '@paddock/testing';
 import { ensureTestImage, startTestDockerd, type TestDockerd } from '@paddock/testing/docker';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { agentSpec, allEvents, json, sandboxToken, settled } from './helpers.ts';
 
 /**
@@ -123,6 +123,8 @@ describe.skipIf(unavailable !== undefined).each(testDatabases().slice(0, 1))(
         'grep Seccomp: /proc/self/status; unshare -Ur true 2>/dev/null && echo userns-allowed',
         'echo "secret=$GREETING"',
         'echo kept > note.txt',
+        // Out through the container's egress proxy socket: refused by the policy (registries).
+        'curl -sS https://example.com/ 2>&1 | tail -1',
       ].join('; ');
       const seen = await shell(server, thread_id, probe);
       expect(seen).toContain('suite=bookworm');
@@ -133,6 +135,17 @@ describe.skipIf(unavailable !== undefined).each(testDatabases().slice(0, 1))(
       expect(seen).toContain(`mem=${4 * 1024 ** 3}`);
       expect(seen).toContain('pids=1024');
       expect(seen).toContain('host-unreachable');
+      expect(seen).toMatch(/CONNECT tunnel failed, response 403/);
+      await vi.waitFor(
+        async () =>
+          expect(
+            (await allEvents(server!, thread_id)).find((e) => e.type === 'network.request')?.data,
+          ).toMatchObject({
+            host: 'example.com',
+            allowed: false,
+          }),
+        { timeout: 10_000 },
+      );
       expect(seen).toContain('server-unreachable');
       expect(seen).toContain('no-docker-socket');
       expect(seen).toContain('image-read-only');

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { checkMicroVmHost } from '@paddock/sandbox';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { probingReason } from '../src/sandbox-hosts/micro-vm-check.ts';
 import { agentSpec, allEvents, json, settled } from './helpers.ts';
 
@@ -150,13 +150,26 @@ describe.each(testDatabases())('sandbox_f micro-VMs on $name', (database) => {
               'nproc',
               "awk '/MemTotal/ { print int($2 / 1024 / 1024 + 0.5) }' /proc/meminfo",
               'echo from-the-guest > made-inside.txt',
+              // Out through the sandbox's egress proxy, over its virtio-serial port: refused by policy.
+              'curl -sS https://example.com/ 2>&1 | tail -1',
             ].join('\n'),
             timeout_ms: 60_000,
           },
         }),
         200,
       );
-      const [kernel, interfaces, uid, cpus, memoryGiB] = ran.stdout.trim().split('\n');
+      const [kernel, interfaces, uid, cpus, memoryGiB, egress] = ran.stdout.trim().split('\n');
+      expect(egress).toMatch(/CONNECT tunnel failed, response 403/);
+      await vi.waitFor(
+        async () =>
+          expect(
+            (await allEvents(server!, threadId)).find((e) => e.type === 'network.request')?.data,
+          ).toMatchObject({
+            host: 'example.com',
+            allowed: false,
+          }),
+        { timeout: 10_000 },
+      );
       // The guest's own kernel (the host runs another), no network interface but loopback.
       const guestKernel = (await checkMicroVmHost({ accel: 'tcg' })) as { kernel: { version: string } };
       expect(kernel).toBe(guestKernel.kernel.version);

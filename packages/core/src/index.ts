@@ -63,6 +63,7 @@ export * from './threads/create-thread.ts';
 export * from './threads/get-thread.ts';
 export * from './threads/interrupt-thread.ts';
 export * from './threads/thread-agent.ts';
+export * from './turns/network-requests.ts';
 export * from './turns/queue-stranded-inputs.ts';
 export * from './turns/sandbox-host.ts';
 export { revokeTokensOfDeadSandboxes } from './turns/thread-sandbox.ts';

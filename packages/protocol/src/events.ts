@@ -17,6 +17,7 @@ export const eventTypes = [
   'permission.request',
   'sandbox.status',
   'entrypoint.output',
+  'network.request',
   'usage',
   'error',
   'turn.ended',
@@ -77,6 +78,19 @@ export interface EventData {
   'permission.request': { tool_id: string | null; title: string; decision: string; option_id: string | null };
   'sandbox.status': { status: string; isolation?: string; detail?: string };
   'entrypoint.output': { stream: 'stdout' | 'stderr' | 'status'; text: string; exit_code?: number };
+  /**
+   * A connection the sandbox made through its egress proxy (issue 15), reported when it ends; not a
+   * turn's (no `turn_id`). `allowed: false`: the proxy refused it and sent nothing anywhere.
+   */
+  'network.request': {
+    host: string;
+    port: number;
+    method: 'CONNECT' | 'HTTP';
+    allowed: boolean;
+    reason?: string;
+    bytes_out: number;
+    bytes_in: number;
+  };
   usage: { input_tokens: number; output_tokens: number; model: string };
   error: { code: string; message: string; retryable: boolean };
   'turn.ended': { stop_reason: StopReason };
@@ -92,7 +106,7 @@ const textChunks = z.array(z.looseObject({ type: z.literal('text'), content: tex
  * `EventData` as schemas, for events that come from a peer the server does not trust (a runner
  * on a user's machine): every field the type names is checked; fields beyond them are kept.
  */
-const eventDataSchemas = {
+export const eventDataSchemas = {
   'user.message': z.looseObject({ message_id: text, content: text, role: text }),
   'turn.started': z.looseObject({ turn_id: text }),
   'assistant.message.chunk': z.looseObject({ content: textChunks }),
@@ -136,6 +150,15 @@ const eventDataSchemas = {
     stream: z.enum(['stdout', 'stderr', 'status']),
     text,
     exit_code: z.number().int().optional(),
+  }),
+  'network.request': z.looseObject({
+    host: text,
+    port: z.number().int().min(1).max(65_535),
+    method: z.enum(['CONNECT', 'HTTP']),
+    allowed: z.boolean(),
+    reason: text.optional(),
+    bytes_out: z.number().int().nonnegative(),
+    bytes_in: z.number().int().nonnegative(),
   }),
   usage: z.looseObject({
     input_tokens: z.number().int().nonnegative(),

@@ -10,6 +10,8 @@ export const sandboxPaths = {
    * bind holds the socket's inode, which lives as long as the runner's proxy, and so the sandbox.
    */
   apiSocket: '/run/paddock/api.sock',
+  /** The sandbox's own egress proxy socket, bound the same way (see sandbox-egress.ts). */
+  egressSocket: '/run/paddock/egress.sock',
   compileCache: '/run/paddock-cache',
   shared: '/shared',
   /** The thread's skills, each read-only at `/skills/<slug>` (PADDOCK_SKILLS_DIR). */
@@ -28,6 +30,8 @@ export interface BwrapArgsInput {
   code: CodeDir[];
   /** Host path of the API proxy socket, bound at /run/paddock/api.sock. */
   apiSocket?: string;
+  /** Host path of the sandbox's egress proxy socket, bound at /run/paddock/egress.sock. */
+  egressSocket?: string;
   compileCacheDir?: string;
   /** Only the warm-up run writes the compile cache; sandboxes read it. */
   compileCacheWritable?: boolean;
@@ -75,6 +79,7 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
   for (const dir of ancestorsOf(destinations)) args.push('--perms', '0755', '--dir', dir);
   for (const dir of input.code) args.push('--ro-bind', dir.host, dir.inside);
   if (input.apiSocket) args.push('--ro-bind', input.apiSocket, sandboxPaths.apiSocket);
+  if (input.egressSocket) args.push('--ro-bind', input.egressSocket, sandboxPaths.egressSocket);
   if (input.compileCacheDir) {
     const bind = input.compileCacheWritable ? '--bind' : '--ro-bind';
     args.push(bind, input.compileCacheDir, sandboxPaths.compileCache);

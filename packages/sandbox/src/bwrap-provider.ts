@@ -89,6 +89,8 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
     sandboxPaths.workspace,
     '--proxy-socket',
     sandboxPaths.apiSocket,
+    '--egress-socket',
+    sandboxPaths.egressSocket,
     '--own-pids',
   ];
 
@@ -138,7 +140,7 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
       ? "seccomp filter: no new namespaces (so no user namespaces), mount, keyctl, bpf, perf_event_open, kexec, modules, io_uring and the rest of Docker's default refusals"
       : `no seccomp filter (none for ${process.arch})`,
     `Paddock's code read-only at /opt/paddock${views.hiding ? '' : ' (its host path shows in /proc/self/mountinfo)'}, a generated /etc`,
-    'network only to the Paddock API through a proxy',
+    "network only through proxies: to the Paddock API, and out by the thread's network policy",
     limited
       ? 'S/M/L limits through cgroup v1 (memory, cpu, pids)'
       : `no resource limits (${cgroupConfig ? 'cgroup v1 controllers not writable' : 'cgroups turned off'})`,
@@ -148,6 +150,7 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
     kind: 'bwrap',
     isolation,
     cgroups: limited,
+    egress: true,
     sharedFolders: sharedRoot !== undefined,
     skills: 'bound',
     warmed: compileCache.then(() => {}),
@@ -175,6 +178,7 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
               etcDir: etc,
               code,
               apiSocket: spec.apiSocket,
+              egressSocket: spec.egressSocket,
               compileCacheDir: cacheDir,
               sharedDir: shared?.path,
               skills: spec.skills,

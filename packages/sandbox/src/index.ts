@@ -19,6 +19,10 @@ export {
 export type { DockerProvider, DockerProviderOptions } from './docker/docker-provider.ts';
 export { createDockerProvider } from './docker/docker-provider.ts';
 export { DockerEngine, defaultDockerHost, parseDockerHost } from './docker/engine.ts';
+export type { EgressRecord } from './egress/egress-proxy.ts';
+export type { RegistrySources } from './egress/registries.ts';
+export { readRegistries } from './egress/registries.ts';
+export type { EgressSettings } from './egress/sandbox-egress.ts';
 export type { SandboxLimits } from './limits.ts';
 export { sandboxLimits } from './limits.ts';
 export type { RunnerMessage, ServerMessage } from './link/frames.ts';

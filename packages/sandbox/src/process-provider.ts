@@ -28,6 +28,7 @@ export function createProcessProvider(options: ProcessProviderOptions = {}): San
     isolation:
       'process: a plain child process in the workspace directory with a scrubbed environment; ' +
       'no filesystem, network or resource isolation',
+    egress: false,
     sharedFolders: false,
     skills: 'host',
     apiUrlInside: (hostApiUrl) => hostApiUrl,

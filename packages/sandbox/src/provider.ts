@@ -28,6 +28,11 @@ export interface SandboxSpec {
    * sandbox, where the supervisor listens on loopback for it; others ignore it.
    */
   apiSocket?: string;
+  /**
+   * Host path of this sandbox's egress proxy socket (providers with `egress`), which the supervisor
+   * serves on the sandbox's loopback port 8788: its only way to anything but the Paddock API.
+   */
+  egressSocket?: string;
   /** Free-form diagnostics the supervisor writes to stderr. */
   onStderr?: (text: string) => void;
   /** The thread's skills, bound read-only (providers with `skills`); a boot with them is the thread's own. */
@@ -74,6 +79,12 @@ export interface SandboxProvider {
   readonly kind: 'bwrap' | 'process' | 'docker' | 'microvm';
   /** Human-readable account of what this provider isolates, for the capabilities endpoint. */
   readonly isolation: string;
+  /**
+   * Whether its sandboxes reach the outside through an egress proxy of their own
+   * (`SandboxSpec.egressSocket`), which applies their thread's network policy. Without it they have
+   * the host's network (`process`).
+   */
+  readonly egress: boolean;
   /** Whether its sandboxes can show a shared folder at `/shared` (see `attachShared`). */
   readonly sharedFolders: boolean;
   /**

@@ -1,10 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { access, mkdir, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { access, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SandboxLifecycle } from '@paddock/protocol';
 import { type ApiProxy, type ApiTarget, startApiProxy } from './api-proxy.ts';
 import { sandboxPaths } from './bwrap-args.ts';
-import type { SandboxProcess, SandboxProvider, SandboxSize, SkillMount } from './provider.ts';
+import type { EgressRecord } from './egress/egress-proxy.ts';
+import type { NetworkPolicy } from './egress/network-policy.ts';
+import { type EgressSettings, egressProxyEnv, SandboxEgress } from './egress/sandbox-egress.ts';
+import type { SandboxProcess, SandboxProvider, SandboxSize, SandboxSpec, SkillMount } from './provider.ts';
 import { copySkillFolders } from './skill-copies.ts';
 import { type StandbyOptions, StandbyPool } from './standby-pool.ts';
 import { type EntrypointOutputListener, type SandboxStatus, ThreadSandbox } from './thread-sandbox.ts';
@@ -34,6 +38,11 @@ export interface SandboxBooterOptions {
    * of its own under `<stateDir>/workspace-state`, with the default uid range as root and no quotas.
    */
   workspaces?: Workspaces;
+  /**
+   * What every sandbox's egress proxy decides by besides its thread's policy (providers with
+   * `egress`). Without it sandboxes reach nothing but the Paddock API.
+   */
+  egress?: EgressSettings;
 }
 
 export interface EnsureOptions {
@@ -58,12 +67,18 @@ export interface EnsureOptions {
    * `/skills/<slug>` where the provider can, with PADDOCK_SKILLS_DIR=/skills.
    */
   skills?: SkillMount[];
+  /** What the sandbox may reach through its egress proxy (issue 15). Default `registries`. */
+  network?: NetworkPolicy;
+  /** Each connection the sandbox made through its egress proxy, when it ends. */
+  onNetwork?: (record: EgressRecord) => void;
 }
 
 const entrypointMarker = 'entrypoint-ran';
+/** Debian's bundle of the host's certificate authorities, which sandboxes see at the same path. */
+const caBundle = '/etc/ssl/certs/ca-certificates.crt';
 const threadIdPattern = /^[A-Za-z0-9_-]{1,100}$/;
 /** Directories of the state dir that are not a thread's. */
-const reservedNames = new Set(['standby', 'api-proxy']);
+const reservedNames = new Set(['standby', 'api-proxy', 'egress']);
 const defaultStandby: StandbyOptions = { size: 'S', count: 1 };
 
 /**
@@ -79,6 +94,10 @@ export class SandboxBooter {
   /** The booter made its own `Workspaces`, so it closes them. */
   readonly #ownsWorkspaces: boolean;
   #proxy: Promise<ApiProxy> | undefined;
+  /** Each sandbox's own egress proxy, while it lives. */
+  readonly #egress = new WeakMap<SandboxProcess, SandboxEgress>();
+  /** The sockets a previous runner on this state dir left, removed before the first is made. */
+  #egressLeftovers: Promise<void> | undefined;
 
   /** Starts booting the standby sandboxes in the background. */
   constructor(
@@ -100,16 +119,15 @@ export class SandboxBooter {
         ...standby,
         dir: join(options.stateDir, 'standby'),
         workspaces: this.#workspaces,
-        boot: async (id, workspaceDir, uid) =>
-          options.provider.create({
+        boot: (id, workspaceDir, uid) =>
+          this.#create({
             id,
             workspaceDir,
             uid,
             size: standby.size,
-            apiSocket: (await this.#apiProxy()).socketPath,
             onStderr: (text) => this.#log('warn', `sandbox ${id} (stderr): ${text.trimEnd()}`),
           }),
-        agentEnv: (workspaceDir) => options.provider.sandboxEnv(workspaceDir, {}),
+        agentEnv: (workspaceDir) => options.provider.sandboxEnv(workspaceDir, this.#egressEnv()),
         log: this.#log,
       });
       this.#standbys.fill();
@@ -150,6 +168,7 @@ export class SandboxBooter {
     const claimed = sandbox !== undefined;
     if (sandbox) this.#log('info', `thread ${threadId} took over standby sandbox ${sandbox.id}`);
     else sandbox = await this.#bootFresh(threadId, options, mounts);
+    this.#egress.get(sandbox)?.serve(options.network ?? 'registries', options.onNetwork ?? (() => {}));
     if (options.sharedDir) {
       try {
         await sandbox.attachShared?.(options.sharedDir);
@@ -159,7 +178,11 @@ export class SandboxBooter {
       }
     }
     const thread = new ThreadSandbox(sandbox, this.#log, options.onStatus);
-    const env = skillsDir ? { ...options.env, PADDOCK_SKILLS_DIR: skillsDir } : options.env;
+    const env = {
+      ...options.env,
+      ...(skillsDir ? { PADDOCK_SKILLS_DIR: skillsDir } : {}),
+      ...this.#egressEnv(),
+    };
     thread.configure(provider.sandboxEnv(options.workspaceDir, env));
     try {
       const marker = join(threadDir, entrypointMarker);
@@ -191,16 +214,44 @@ export class SandboxBooter {
 
   async #bootFresh(threadId: string, options: EnsureOptions, skills?: SkillMount[]): Promise<SandboxProcess> {
     const { uid } = await this.#workspaces.ensure(options.workspaceDir, options.size);
-    const proxy = await this.#apiProxy();
-    return this.#options.provider.create({
+    return this.#create({
       id: `${threadId}-${randomBytes(4).toString('hex')}`,
       workspaceDir: options.workspaceDir,
       uid,
       size: options.size,
-      apiSocket: proxy.socketPath,
       onStderr: (text) => this.#log('warn', `sandbox for thread ${threadId} (stderr): ${text.trimEnd()}`),
       skills,
     });
+  }
+
+  /** A sandbox with the API proxy and, where the provider has them, an egress proxy of its own. */
+  async #create(spec: Omit<SandboxSpec, 'apiSocket' | 'egressSocket'>): Promise<SandboxProcess> {
+    const apiSocket = (await this.#apiProxy()).socketPath;
+    const settings = this.#options.provider.egress ? this.#options.egress : undefined;
+    // A short name of its own: a unix socket's path has at most 107 bytes.
+    const egressDir = join(this.#options.stateDir, 'egress');
+    this.#egressLeftovers ??= rm(egressDir, { recursive: true, force: true });
+    await this.#egressLeftovers;
+    const socketPath = join(egressDir, `${randomBytes(6).toString('hex')}.sock`);
+    const egress = settings && (await SandboxEgress.start(socketPath, settings));
+    let sandbox: SandboxProcess;
+    try {
+      sandbox = await this.#options.provider.create({ ...spec, apiSocket, egressSocket: egress?.socketPath });
+    } catch (error) {
+      await egress?.close();
+      throw error;
+    }
+    if (egress) {
+      this.#egress.set(sandbox, egress);
+      void sandbox.exited.finally(() => egress.close());
+    }
+    return sandbox;
+  }
+
+  /** What points a sandbox's tools at its egress proxy; nothing where sandboxes have none. */
+  #egressEnv(): Record<string, string> {
+    if (!this.#options.provider.egress || !this.#options.egress) return {};
+    return egressProxyEnv(existsSync(caBundle) ? caBundle : undefined);
   }
 
   #apiProxy(): Promise<ApiProxy> {

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { probeAccel } from '../src/microvm/accel-probe.ts';
-import { serveApiPort } from '../src/microvm/api-port.ts';
 import { cpioArchive } from '../src/microvm/cpio.ts';
 import { moduleLoadOrder } from '../src/microvm/guest-kernel.ts';
+import { servePort } from '../src/microvm/serve-port.ts';
 import { encodeFrame, frameDecoder, frameType } from '../src/port-frames.ts';
 
 const qemu = '/usr/bin/qemu-system-x86_64';
@@ -99,7 +99,7 @@ describe('micro-VM pieces', () => {
     });
     await new Promise<void>((resolve) => api.listen(apiSocket, resolve));
     const portPath = join(dir, 'port.sock');
-    const port = createServer((host) => serveApiPort(host, apiSocket));
+    const port = createServer((host) => servePort(host, apiSocket));
     await new Promise<void>((resolve) => port.listen(portPath, resolve));
     const guest: Socket = connect(portPath);
     const answers = new Map<number, string>();

@@ -102,6 +102,7 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
     provider = {
       kind: bwrap.kind,
       isolation: bwrap.isolation,
+      egress: bwrap.egress,
       sharedFolders: bwrap.sharedFolders,
       skills: bwrap.skills,
       apiUrlInside: bwrap.apiUrlInside,

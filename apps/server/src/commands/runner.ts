@@ -4,6 +4,7 @@ import { RunnerLink } from '@paddock/sandbox';
 import { createRunner } from '../sandbox-hosts/embedded.ts';
 import type { Config } from '../startup/config.ts';
 import { loadDeploymentConfig } from '../startup/deployment-config.ts';
+import { egressSettings } from '../startup/egress-settings.ts';
 import { harnessPrograms, standbyAgents } from '../startup/harness-programs.ts';
 import { createLogger } from '../startup/logger.ts';
 import { loadRunnerToken } from '../startup/runner-token.ts';
@@ -30,7 +31,8 @@ export async function runRunner(config: Config): Promise<void> {
   // self-hosted runner's are its own.
   const workspaces = await openWorkspaces(config);
   // The same profiles as the server's (the deployment config), for the programs its standbys start ahead.
-  const programs = harnessPrograms(config, loadDeploymentConfig(config.PADDOCK_CONFIG), logger);
+  const deployment = loadDeploymentConfig(config.PADDOCK_CONFIG);
+  const programs = harnessPrograms(config, deployment, logger);
   const { runner, isolation } = await createRunner({
     mode: config.PADDOCK_SANDBOX,
     stateDir: join(config.dataDir, 'sandboxes'),
@@ -40,6 +42,8 @@ export async function runRunner(config: Config): Promise<void> {
     logger,
     // A sandbox's model call waits out a server restart rather than failing the turn.
     apiConnectRetryMs: config.PADDOCK_ADOPTION_WINDOW_MS,
+    // The deployment's domains and ranges; the registries are this machine's own.
+    egress: egressSettings(deployment.network, logger),
     standby: {
       count: config.PADDOCK_STANDBY_SANDBOXES,
       size: config.PADDOCK_STANDBY_SIZE,

@@ -1,6 +1,12 @@
-import type { ProviderAvailability, SandboxHost } from '@paddock/core';
+import type { NetworkRecorder, ProviderAvailability, SandboxHost } from '@paddock/core';
 import type { ProgramCache } from '@paddock/harness';
-import { createDockerProvider, DockerEngine, Runner, type Workspaces } from '@paddock/sandbox';
+import {
+  createDockerProvider,
+  DockerEngine,
+  type EgressSettings,
+  Runner,
+  type Workspaces,
+} from '@paddock/sandbox';
 import type { Logger } from 'pino';
 import type { SandboxBackend } from './backend.ts';
 import { deferredSandboxHost, embeddedSandboxHost } from './embedded.ts';
@@ -19,6 +25,9 @@ export interface DockerSetup {
   /** Where the runner installs ACP programs; its sandboxes see it read-only. */
   programs?: ProgramCache;
   logger: Logger;
+  /** What the sandboxes' egress proxies decide by besides each thread's policy; without it they reach nothing. */
+  egress?: EgressSettings;
+  recordNetwork: NetworkRecorder;
   /** Whether the deployment config switches sandbox_b on: only then does its availability go above debug. */
   enabled: boolean;
   /** How often the engine and the image are looked for again. */
@@ -58,11 +67,12 @@ export function startDockerSandboxes(setup: DockerSetup): SandboxBackend {
           apiTarget: setup.apiTarget,
           workspaces: setup.workspaces,
           programs: setup.programs,
+          egress: setup.egress,
           log,
           // No standby container: it would hold a sandbox's memory on hosts that never run sandbox_b.
           standby: { size: 'L', count: 0 },
         });
-        host = embeddedSandboxHost(runner, setup.apiUrl);
+        host = embeddedSandboxHost(runner, setup.apiUrl, setup.recordNetwork);
       } catch (error) {
         next.available = false;
         next.reason = `the Docker engine at ${engine.name} failed: ${(error as Error).message}`;

@@ -1,6 +1,12 @@
-import type { SandboxHost } from '@paddock/core';
+import type { NetworkRecorder, SandboxHost } from '@paddock/core';
 import type { ProgramCache } from '@paddock/harness';
-import { detectProvider, Runner, type StandbyOptions, type Workspaces } from '@paddock/sandbox';
+import {
+  detectProvider,
+  type EgressSettings,
+  Runner,
+  type StandbyOptions,
+  type Workspaces,
+} from '@paddock/sandbox';
 import type { Logger } from 'pino';
 import { StartupError } from '../startup/config.ts';
 
@@ -24,6 +30,8 @@ export interface RunnerSetup {
    * its thread (`PADDOCK_STANDBY_HARNESSES`).
    */
   standby: StandbyOptions;
+  /** What the sandboxes' egress proxies decide by besides each thread's policy; without it they reach nothing. */
+  egress?: EgressSettings;
 }
 
 /** A runner on the best provider this host offers (bubblewrap, else plain processes). */
@@ -52,6 +60,7 @@ export async function createRunner(options: RunnerSetup): Promise<{ runner: Runn
     standby: options.standby,
     workspaces: options.workspaces,
     programs: options.programs,
+    egress: options.egress,
     log,
   });
   return { runner, isolation: `${report.isolation}; ${options.workspaces.describe()}` };
@@ -59,9 +68,14 @@ export async function createRunner(options: RunnerSetup): Promise<{ runner: Runn
 
 /**
  * The in-process runner behind core's SandboxHost seam: its sandboxes live and die with the server,
- * and so do its turns, which no other server adopts. It hosts every thread placed on it alike.
+ * and so do its turns, which no other server adopts. It hosts every thread placed on it alike; the
+ * connections its sandboxes make through their egress proxies go to `recordNetwork`.
  */
-export function embeddedSandboxHost(runner: Runner, apiUrl: () => string): SandboxHost {
+export function embeddedSandboxHost(
+  runner: Runner,
+  apiUrl: () => string,
+  recordNetwork: NetworkRecorder,
+): SandboxHost {
   return {
     adoptsTurns: false,
     place: () => {},
@@ -71,7 +85,11 @@ export function embeddedSandboxHost(runner: Runner, apiUrl: () => string): Sandb
     liveThreadIds: () => runner.liveThreadIds(),
     canInterrupt: () => true,
     ensure: (threadId, ensure) =>
-      runner.ensure(threadId, { ...ensure, env: { ...ensure.env, PADDOCK_API_URL: apiUrl() } }),
+      runner.ensure(threadId, {
+        ...ensure,
+        env: { ...ensure.env, PADDOCK_API_URL: apiUrl() },
+        onNetwork: (record) => recordNetwork(threadId, record),
+      }),
     runTurn: (threadId, command, onEvent) =>
       runner.runTurn(threadId, command, (event) => {
         void onEvent(event);

@@ -1,3 +1,4 @@
+import type { NetworkRecorder } from '@paddock/core';
 import { localKinds, type SandboxBackend } from './backend.ts';
 import { createRunner, embeddedSandboxHost, type RunnerSetup } from './embedded.ts';
 
@@ -10,12 +11,13 @@ export async function localRunnerBackend(
   setup: RunnerSetup & {
     /** The server's URL, known once it listens. */
     apiUrl: () => string;
+    recordNetwork: NetworkRecorder;
   },
 ): Promise<SandboxBackend> {
   const { runner, isolation } = await createRunner(setup);
   return {
     kinds: localKinds,
-    host: embeddedSandboxHost(runner, setup.apiUrl),
+    host: embeddedSandboxHost(runner, setup.apiUrl, setup.recordNetwork),
     availability: () => ({ available: true, isolation, sharedFolders: runner.provider.sharedFolders }),
     shutdown: () => runner.shutdown(),
   };

@@ -1,6 +1,12 @@
-import type { SandboxHost } from '@paddock/core';
+import type { NetworkRecorder, SandboxHost } from '@paddock/core';
 import type { ProgramCache } from '@paddock/harness';
-import { type ApiTarget, createMicroVmProvider, Runner, type Workspaces } from '@paddock/sandbox';
+import {
+  type ApiTarget,
+  createMicroVmProvider,
+  type EgressSettings,
+  Runner,
+  type Workspaces,
+} from '@paddock/sandbox';
 import type { Logger } from 'pino';
 import type { SandboxBackend } from './backend.ts';
 import { deferredSandboxHost, embeddedSandboxHost } from './embedded.ts';
@@ -16,6 +22,9 @@ export interface MicroVmHostSetup {
   /** Where the runner installs ACP programs; its sandboxes see it read-only. */
   programs?: ProgramCache;
   logger: Logger;
+  /** What the sandboxes' egress proxies decide by besides each thread's policy; without it they reach nothing. */
+  egress?: EgressSettings;
+  recordNetwork: NetworkRecorder;
   /** The deployment's runners are detached (`PADDOCK_RUNNER=detached`): no micro-VM runs here then. */
   detached: boolean;
 }
@@ -58,10 +67,11 @@ export function microVmSandboxHost(setup: MicroVmHostSetup): SandboxBackend {
         apiTarget: setup.apiTarget,
         workspaces: setup.workspaces,
         programs: setup.programs,
+        egress: setup.egress,
         standby: { size: 'L', count: 0 },
         log,
       });
-      host = embeddedSandboxHost(started, setup.apiUrl);
+      host = embeddedSandboxHost(started, setup.apiUrl, setup.recordNetwork);
       return started;
     })();
     runner.catch(() => {

@@ -2,12 +2,13 @@ import {
   bootstrap,
   createSecretBox,
   type Faults,
+  networkRecorder,
   noFaults,
   revokeTokensOfDeadSandboxes,
   type Services,
 } from '@paddock/core';
 import { createModelRouter } from '@paddock/models';
-import { createTurnQueue } from '@paddock/runtime';
+import { createEventLog, createInProcessEventBus, createTurnQueue } from '@paddock/runtime';
 import { createWorkspaceIo } from '@paddock/sandbox';
 import { openStore } from '@paddock/store';
 import type { FastifyInstance } from 'fastify';
@@ -19,6 +20,7 @@ import { backgroundJobs } from './background-jobs.ts';
 import { announceBootstrap, keepBootstrap } from './bootstrap-files.ts';
 import type { Config } from './config.ts';
 import { loadDeploymentConfig } from './deployment-config.ts';
+import { egressSettings } from './egress-settings.ts';
 import { harnessPrograms, standbyAgents } from './harness-programs.ts';
 import { createLogger } from './logger.ts';
 import { loadNodeId } from './node-id.ts';
@@ -88,6 +90,7 @@ export async function startPaddock(
   const workspaceFiles = createWorkspaceIo();
   // What the verbs, the executor and the runners' hubs ask of the turn worker, made below.
   const turnQueue = createTurnQueue();
+  const events = createEventLog(store, createInProcessEventBus());
   const harnesses = harnessPrograms(config, deployment, logger);
   const sandboxes = await startSandboxBackends(config, {
     deployment,
@@ -99,11 +102,14 @@ export async function startPaddock(
     address,
     turnQueue,
     microVmCheck,
+    egress: egressSettings(deployment.network, logger),
+    recordNetwork: networkRecorder(events, logger),
   });
   const { services, executor } = composeServices(config, {
     deployment,
     harnesses,
     store,
+    events,
     secrets,
     nodeId,
     sandboxes,

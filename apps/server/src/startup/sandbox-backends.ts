@@ -1,9 +1,9 @@
 import { join } from 'node:path';
-import type { ProviderAvailability, SandboxHost } from '@paddock/core';
+import type { NetworkRecorder, ProviderAvailability, SandboxHost } from '@paddock/core';
 import type { ProgramCache } from '@paddock/harness';
 import { type MachineKind, machineKinds } from '@paddock/protocol';
 import type { TurnQueue } from '@paddock/runtime';
-import type { RunnerHub, StandbyAgent, Workspaces } from '@paddock/sandbox';
+import type { EgressSettings, RunnerHub, StandbyAgent, Workspaces } from '@paddock/sandbox';
 import type { Store } from '@paddock/store';
 import type { Logger } from 'pino';
 import type { SandboxBackend } from '../sandbox-hosts/backend.ts';
@@ -49,6 +49,10 @@ export async function startSandboxBackends(
     address: ServerAddress;
     turnQueue: TurnQueue;
     microVmCheck: MicroVmCheck;
+    /** What this node's sandboxes' egress proxies decide by besides each thread's policy. */
+    egress: EgressSettings;
+    /** Stores the connections every backend's sandboxes make through their egress proxies. */
+    recordNetwork: NetworkRecorder;
   },
 ): Promise<SandboxBackends> {
   const { logger, workspaces, address } = parts;
@@ -58,7 +62,9 @@ export async function startSandboxBackends(
   const hubOptions = {
     logger,
     ...heldTurns(parts.store, parts.turnQueue),
+    onNetwork: parts.recordNetwork,
   };
+  const network = { egress: parts.egress, recordNetwork: parts.recordNetwork };
   const detached =
     config.PADDOCK_RUNNER === 'detached'
       ? detachedRunnersBackend({ ...hubOptions, timings: { lostAfterMs: config.PADDOCK_ADOPTION_WINDOW_MS } })
@@ -81,6 +87,7 @@ export async function startSandboxBackends(
         workspaces,
         programs: parts.programs,
         logger,
+        ...network,
         enabled: enabled('sandbox_a', 'sandbox_c', 'sandbox_d'),
         standby: {
           count: config.PADDOCK_STANDBY_SANDBOXES,
@@ -98,6 +105,7 @@ export async function startSandboxBackends(
       workspaces,
       programs: parts.programs,
       logger,
+      ...network,
       enabled: enabled('sandbox_b'),
     }),
     microVmSandboxHost({
@@ -108,6 +116,7 @@ export async function startSandboxBackends(
       workspaces,
       programs: parts.programs,
       logger,
+      ...network,
       detached: detached !== undefined,
     }),
   ];

@@ -13,7 +13,7 @@ import {
   type UploadStore,
 } from '@paddock/core';
 import { createEvalJudge, type ModelRouter } from '@paddock/models';
-import { createEventLog, createInProcessEventBus, type TurnQueue } from '@paddock/runtime';
+import type { EventLog, TurnQueue } from '@paddock/runtime';
 import type { WorkspaceIo, Workspaces } from '@paddock/sandbox';
 import type { Store } from '@paddock/store';
 import type { Logger } from 'pino';
@@ -31,6 +31,8 @@ export function composeServices(
     deployment: DeploymentConfig;
     harnesses?: HarnessPrograms;
     store: Store;
+    /** Made before the sandbox backends, which record their sandboxes' connections in it. */
+    events: EventLog;
     secrets: SecretBox;
     nodeId: string;
     sandboxes: SandboxBackends;
@@ -46,7 +48,7 @@ export function composeServices(
   const { deployment, store } = parts;
   const served = {
     store,
-    events: createEventLog(store, createInProcessEventBus()),
+    events: parts.events,
     secrets: parts.secrets,
     providers: createProviderPolicy(deployment.providers, parts.sandboxes.availability),
     sandboxes: parts.sandboxes.host,

@@ -3,6 +3,7 @@ import type {
   EventData,
   MachineKind,
   MachineSize,
+  NetworkPolicy,
   SandboxExec,
   SandboxExecResult,
   SandboxLifecycle,
@@ -52,7 +53,15 @@ export interface SandboxBoot {
    * of the ones it does not have while this boot is open (D14).
    */
   skillVersions?: RemoteSkill[];
+  /** What the sandbox may reach through its egress proxy (issue 15); `registries` when left out. */
+  network?: NetworkPolicy;
 }
+
+/**
+ * Stores a connection a thread's sandbox made through its egress proxy (its `network.request`
+ * event); each host is given one and reports every sandbox's connections to it.
+ */
+export type NetworkRecorder = (threadId: string, record: EventData['network.request']) => void;
 
 /** A skill version as a remote host gets it: `digest` is the registry's hash of its files. */
 export interface RemoteSkill {

@@ -16,6 +16,7 @@ import {
   setTokenHolder,
   type ThreadRow,
 } from '@paddock/store';
+import { sandboxNetwork } from '../agents/network-policy.ts';
 import { mintToken } from '../auth/mint-token.ts';
 import type { Services } from '../context.ts';
 import { admitSandbox, markSandboxLive, releaseSandbox } from '../machines/live-sandboxes.ts';
@@ -43,6 +44,7 @@ export type BootServices = Pick<
   | 'workspacesDir'
   | 'sharedFoldersDir'
   | 'skillsDir'
+  | 'network'
 >;
 
 /** What a boot uses of the services (the turn executor's, a code run's, a file read's). */
@@ -125,6 +127,7 @@ export async function ensureThreadSandbox(
         : undefined,
       skills: skills.length > 0 ? skills : undefined,
       skillVersions: skillVersions.length > 0 ? skillVersions : undefined,
+      network: sandboxNetwork(services, agent),
     })
     .catch(async (error: unknown) => {
       // No sandbox holds the token of a boot that failed.

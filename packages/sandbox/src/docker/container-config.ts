@@ -23,6 +23,8 @@ export interface ContainerConfigInput {
   code: CodeDir[];
   /** Host path of the runner's API proxy socket, bound at /run/paddock/api.sock. */
   apiSocket?: string;
+  /** Host path of the sandbox's egress proxy socket, bound at /run/paddock/egress.sock. */
+  egressSocket?: string;
   /** Skill folders bound read-only at /skills/<slug>. */
   skills?: SkillMount[];
   limits: SandboxLimits;
@@ -39,6 +41,7 @@ const cpuPeriodMicros = 100_000;
 export function containerConfig(input: ContainerConfigInput): object {
   const binds = input.code.map((dir) => `${dir.host}:${dir.inside}:ro`);
   if (input.apiSocket) binds.push(`${input.apiSocket}:${sandboxPaths.apiSocket}:ro`);
+  if (input.egressSocket) binds.push(`${input.egressSocket}:${sandboxPaths.egressSocket}:ro`);
   binds.push(`${input.workspaceDir}:${sandboxPaths.workspace}`);
   for (const skill of input.skills ?? []) binds.push(`${skill.hostDir}:${skillPath(skill.slug)}:ro`);
   return {

@@ -56,6 +56,8 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
     sandboxPaths.workspace,
     '--proxy-socket',
     sandboxPaths.apiSocket,
+    '--egress-socket',
+    sandboxPaths.egressSocket,
     '--own-pids',
   ];
 
@@ -69,9 +71,10 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
         ? "runs as its workspace's own uid, without capabilities, under the engine's default seccomp profile"
         : `runs as uid ${uid} without capabilities, under the engine's default seccomp profile`,
       "Paddock's code read-only at /opt/paddock",
-      'no network: only the Paddock API through a proxy socket',
+      "no network of its own: the Paddock API, and out by the thread's network policy, through proxy sockets",
       'read-only image; memory, cpu and pids limits of the size (sandbox_b: L)',
     ].join('; '),
+    egress: true,
     sharedFolders: false,
     skills: 'bound',
     apiUrlInside: loopbackApiUrl,
@@ -94,6 +97,7 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
           workspaceDir: spec.workspaceDir,
           code,
           apiSocket: spec.apiSocket,
+          egressSocket: spec.egressSocket,
           skills: spec.skills,
           limits: sandboxLimits[spec.size],
         }),

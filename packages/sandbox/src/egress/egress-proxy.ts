@@ -9,25 +9,19 @@ import {
 import { type AddressInfo, connect, isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type AddressRange, blockListOf, isAddressAllowed } from '@paddock/core';
+import type { EventData } from '@paddock/protocol';
 import { pipeSockets } from '../pipe-sockets.ts';
 import type { EgressPolicy } from './network-policy.ts';
 
 /**
- * One connection through the proxy, reported when it ends. `allowed: false` means the proxy sent
- * nothing anywhere: the policy refused the name, an address was not allowed, or the name did not
- * resolve. `allowed: true` with a `reason` means the checks passed but the upstream could not be
- * reached. Bytes are those of the upstream connection (for plain HTTP, request and response heads
- * included); 0 when there was none. Plain HTTP is reported per request, CONNECT per tunnel.
+ * One connection through the proxy, reported when it ends (the thread's `network.request` event).
+ * `allowed: false` means the proxy sent nothing anywhere: the policy refused the name, an address
+ * was not allowed, or the name did not resolve. `allowed: true` with a `reason` means the checks
+ * passed but the upstream could not be reached. Bytes are those of the upstream connection (for
+ * plain HTTP, request and response heads included); 0 when there was none. Plain HTTP is reported
+ * per request, CONNECT per tunnel.
  */
-export interface EgressRecord {
-  host: string;
-  port: number;
-  method: 'CONNECT' | 'HTTP';
-  allowed: boolean;
-  reason?: string;
-  bytes_out: number;
-  bytes_in: number;
-}
+export type EgressRecord = EventData['network.request'];
 
 /** Name resolution, shaped like `dns.lookup` with `all: true`. */
 export type EgressLookup = (
@@ -85,7 +79,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
 
   /** The policy on the name, then every address it resolves to; the address to connect to. */
   async function check(host: string, port: number): Promise<{ address: string } | Refusal> {
-    const decision = options.policy(host, port);
+    const decision = await options.policy(host, port);
     if (!decision.allowed) return { status: 403, allowed: false, reason: decision.reason };
     let addresses: string[];
     if (isIP(host) !== 0) addresses = [host];

@@ -1,15 +1,20 @@
+import type { NetworkPolicy } from '@paddock/protocol';
+
 /**
- * An agent's network policy: what host names its sandbox may reach through the egress proxy.
- * `none` nothing; `registries` the package registries the deployment names; `full` every name;
- * `{ allow }` the listed domain patterns (`example.com` that name only, `*.example.com` its
- * subdomains but not the apex).
+ * An agent's network policy (`networkPolicySchema`): what host names its sandbox may reach through
+ * the egress proxy. `none` nothing; `registries` the package registries of the runner's tools;
+ * `full` every name; `{ allow }` the listed domain patterns (`example.com` that name only,
+ * `*.example.com` its subdomains but not the apex).
  */
-export type NetworkPolicy = 'none' | 'registries' | 'full' | { allow: string[] };
+export type { NetworkPolicy };
 
 export type EgressDecision = { allowed: true } | { allowed: false; reason: string };
 
-/** Decides a connection by the name the client asked for (addresses are checked after, by the proxy). */
-export type EgressPolicy = (host: string, port: number) => EgressDecision;
+/**
+ * Decides a connection by the name the client asked for (addresses are checked after, by the proxy);
+ * it may wait for what it decides by (the registries, read once when first needed).
+ */
+export type EgressPolicy = (host: string, port: number) => EgressDecision | Promise<EgressDecision>;
 
 export interface EgressPolicyContext {
   /** The package registries' host names (`registry.npmjs.org`, `pypi.org`, ...). */
@@ -19,7 +24,10 @@ export interface EgressPolicyContext {
 }
 
 /** The proxy's `policy` for an agent's network policy. Throws on a pattern that is not one. */
-export function egressPolicy(policy: NetworkPolicy, context: EgressPolicyContext): EgressPolicy {
+export function egressPolicy(
+  policy: NetworkPolicy,
+  context: EgressPolicyContext,
+): (host: string, port: number) => EgressDecision {
   if (policy === 'none') return () => ({ allowed: false, reason: 'network policy none' });
   if (policy === 'full') return () => ({ allowed: true });
   const extra = context.extraDomains.map(domainPattern);

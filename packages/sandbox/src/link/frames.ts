@@ -2,6 +2,8 @@ import { harnessTurnResultSchema } from '@paddock/harness';
 import {
   type ConversationMessage,
   draftEventSchema,
+  eventDataSchemas,
+  networkPolicySchema,
   sandboxExecSchema,
   sandboxLifecycleSchema,
   skillFileSchema,
@@ -67,6 +69,12 @@ export const runnerMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('turn.event'), turn_id: id, index, event: draftEventSchema }),
   z.object({ type: z.literal('turn.result'), turn_id: id, index, result: harnessTurnResultSchema }),
   z.object({ type: z.literal('steer.result'), req, taken: z.boolean() }),
+  /** A connection the thread's sandbox made through its egress proxy (the thread's `network.request`). */
+  z.object({
+    type: z.literal('network.request'),
+    thread_id: id,
+    record: eventDataSchemas['network.request'],
+  }),
   /** The files of one of `skill_versions` of the open boot `req` (answered by `skill.files`). */
   z.object({ type: z.literal('skill.fetch'), req, slug: skillNameSchema }),
   /**
@@ -99,6 +107,8 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
      * writes each version it lacks into its own folder, asking for the files with `skill.fetch`.
      */
     skill_versions: z.array(skillVersion).optional(),
+    /** What the sandbox may reach through its egress proxy; `registries` when left out. */
+    network: networkPolicySchema.optional(),
   }),
   /** The answer to `skill.fetch`: the version's files (base64), or why there are none. */
   z.object({

@@ -1,8 +1,7 @@
-import { join } from 'node:path';
 import type { SkillFile } from '@paddock/protocol';
 import WebSocket from 'ws';
-import type { SkillMount } from '../provider.ts';
 import type { Runner, RunnerLog } from '../runner.ts';
+import { ensureSkills, ensureWorkspaceDir } from './ensure-message.ts';
 import {
   parseFrame,
   type RunnerMessage,
@@ -11,7 +10,6 @@ import {
   serverMessageSchema,
   type TurnEntry,
 } from './frames.ts';
-import { materializeSkill } from './runner-skills.ts';
 
 export interface RunnerLinkOptions {
   runner: Runner;
@@ -133,26 +131,6 @@ export class RunnerLink {
     });
   }
 
-  #workspaceDir(message: Extract<ServerMessage, { type: 'ensure' }>): string {
-    const { workspacesDir } = this.#options;
-    if (workspacesDir === undefined) return message.workspace_dir;
-    if (!/^[A-Za-z0-9_-]+$/.test(message.thread_id))
-      throw new Error(`invalid thread id ${message.thread_id}`);
-    // Made by the runner's boot, owned by the sandbox's uid (see workspaces/).
-    return join(workspacesDir, message.thread_id);
-  }
-
-  /** The boot's skills: the server's folders, or (self-hosted) this runner's, written from their files. */
-  async #skills(message: Extract<ServerMessage, { type: 'ensure' }>): Promise<SkillMount[] | undefined> {
-    if (!message.skill_versions) return message.skills?.map((s) => ({ slug: s.slug, hostDir: s.host_dir }));
-    const { skillsDir } = this.#options;
-    if (skillsDir === undefined) throw new Error('this runner keeps no skills folder of its own');
-    const mounts: SkillMount[] = [];
-    for (const skill of message.skill_versions)
-      mounts.push(await materializeSkill(skillsDir, skill, () => this.#fetchSkill(message.req, skill.slug)));
-    return mounts;
-  }
-
   #fetchSkill(req: number, slug: string): Promise<SkillFile[]> {
     const key = `${req} ${slug}`;
     return new Promise((resolve, reject) => {
@@ -173,13 +151,18 @@ export class RunnerLink {
         let booting = true;
         try {
           const booted = await runner.ensure(message.thread_id, {
-            workspaceDir: this.#workspaceDir(message),
+            workspaceDir: ensureWorkspaceDir(message, this.#options.workspacesDir),
             env: { ...message.env, PADDOCK_API_URL: this.#options.serverUrl },
             size: message.size,
             entrypoint: message.entrypoint,
             lifecycle: message.lifecycle,
             sharedDir: message.shared_dir,
-            skills: await this.#skills(message),
+            skills: await ensureSkills(message, this.#options.skillsDir, (slug) =>
+              this.#fetchSkill(message.req, slug),
+            ),
+            network: message.network,
+            onNetwork: (record) =>
+              this.#send({ type: 'network.request', thread_id: message.thread_id, record }),
             onStatus: (status) =>
               this.#send(
                 booting

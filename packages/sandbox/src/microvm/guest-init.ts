@@ -7,8 +7,8 @@ export interface GuestShare {
   readOnly: boolean;
 }
 
-/** The names of the two virtio-serial ports, as the guest finds them in /sys/class/virtio-ports. */
-export const guestPorts = { control: 'paddock.control', api: 'paddock.api' };
+/** The names of the virtio-serial ports, as the guest finds them in /sys/class/virtio-ports. */
+export const guestPorts = { control: 'paddock.control', api: 'paddock.api', egress: 'paddock.egress' };
 
 export interface GuestInitInput {
   /** Module file names under /lib/modules of the initramfs, in load order. */
@@ -28,8 +28,8 @@ export interface GuestInitInput {
  * host's shares on a tmpfs (the host's /usr and staged /etc read-only, the project's code read-only
  * at its host paths, the workspace read-write at /workspace), then starts the supervisor as its child
  * under the sandbox uid, its stdin and stdout on the control port, and powers the VM off when it ends.
- * The guest has loopback only: the API port is handed to the supervisor, which serves it on
- * 127.0.0.1 like the bubblewrap sandbox's proxy socket.
+ * The guest has loopback only: the API and egress ports are handed to the supervisor, which serves
+ * them on 127.0.0.1 like the bubblewrap sandbox's proxy sockets.
  */
 export function guestInitScript(input: GuestInitInput): string {
   const q = shellQuote;
@@ -66,11 +66,13 @@ ${mounts.join('\n')}
 $B ip link set lo up
 control=$(port ${guestPorts.control}) || fail "no control port"
 api=$(port ${guestPorts.api}) || fail "no api port"
+egress=$(port ${guestPorts.egress}) || fail "no egress port"
 uid=${uid}
 for a in $($B cat /proc/cmdline); do case $a in paddock.uid=*) uid=\${a#paddock.uid=};; esac; done
 case $uid in ''|*[!0-9]*) fail "bad uid";; esac
-$B chown $uid:$uid $api
+$B chown $uid:$uid $api $egress
 $B ln -s $api $R/run/paddock/api
+$B ln -s $egress $R/run/paddock/egress
 $B chroot $R /usr/bin/setpriv --reuid=$uid --regid=$uid --clear-groups --inh-caps=-all \\
   --bounding-set=-all --no-new-privs -- /bin/sh -c 'cd /workspace && exec "$@"' paddock-supervisor \\
   ${input.command.map(q).join(' ')} 0<>$control 1>&0 2>/dev/console

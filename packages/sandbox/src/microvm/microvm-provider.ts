@@ -13,11 +13,11 @@ import type { SandboxProcess, SandboxProvider, SandboxSpec } from '../provider.t
 import { buildSandboxEtc } from '../sandbox-etc.ts';
 import { copySkillFolders } from '../skill-copies.ts';
 import { accelKernelArgs } from './accel.ts';
-import { serveApiPort } from './api-port.ts';
 import type { GuestShare } from './guest-init.ts';
 import type { MicroVmHost } from './host-check.ts';
 import { buildInitramfs } from './initramfs.ts';
 import { qemuArgs } from './qemu-args.ts';
+import { servePort } from './serve-port.ts';
 
 export interface MicroVmProviderOptions {
   /** A host that passed `checkMicroVmHost`. */
@@ -38,6 +38,8 @@ export interface MicroVmProviderOptions {
 const MiB = 1024 ** 2;
 /** Where the guest's init links the API port for the supervisor (see guest-init.ts). */
 const guestApiPort = '/run/paddock/api';
+/** Where it links the egress port (see guest-init.ts). */
+const guestEgressPort = '/run/paddock/egress';
 
 /**
  * `sandbox_f`: each sandbox is a QEMU `microvm` guest with its own kernel. The guest sees the host's
@@ -92,6 +94,8 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
           sandboxPaths.workspace,
           '--api-port',
           guestApiPort,
+          '--egress-port',
+          guestEgressPort,
         ],
       ],
     }),
@@ -102,13 +106,14 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
   const isolation = [
     `micro-VM: QEMU microvm with ${accel}, its own kernel (${host.kernel.version})`,
     "the host's /usr, a generated /etc, Paddock's code (at /opt/paddock) and the thread's skills (at /skills) read-only and the workspace read-write over 9p",
-    'no network device; the Paddock API over a virtio-serial port',
+    "no network device: the Paddock API, and out by the thread's network policy, over virtio-serial ports",
     `S/M/L memory and vCPUs; QEMU under seccomp${asRoot ? ", as its workspace's own uid" : ''}`,
   ].join('; ');
 
   return {
     kind: 'microvm',
     isolation,
+    egress: true,
     sharedFolders: false,
     skills: 'bound',
     apiUrlInside: loopbackApiUrl,
@@ -132,9 +137,11 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
       });
       const control = await listenOnce(join(vmDir, 'control.sock'));
       const api = await listenOnce(join(vmDir, 'api.sock'));
+      const egress = await listenOnce(join(vmDir, 'egress.sock'));
       const cleanup = async (): Promise<void> => {
         control.server.close();
         api.server.close();
+        egress.server.close();
         await rm(vmDir, { recursive: true, force: true });
       };
       const limits = sandboxLimits[spec.size];
@@ -149,13 +156,14 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
           shares: [...staticShares, workspaceShare(spec.workspaceDir), skillsShare(skillsDir)],
           controlSocket: control.path,
           apiSocket: api.path,
+          egressSocket: egress.path,
           kernelArgs: [...kernelArgs, `paddock.uid=${sandboxUid}`],
           runAs: asRoot ? sandboxUid : undefined,
         }),
         { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { PATH: '/usr/bin:/bin' } },
       );
       // QEMU connects to both sockets before the guest runs a single instruction.
-      const connected = Promise.all([control.connection, api.connection]);
+      const connected = Promise.all([control.connection, api.connection, egress.connection]);
       const exited = new Promise<never>((_, reject) => {
         child.stderr.setEncoding('utf8');
         let said = '';
@@ -169,7 +177,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
         );
         void connected.finally(() => child.stderr.off('data', collect));
       });
-      let sockets: [Socket, Socket];
+      let sockets: [Socket, Socket, Socket];
       try {
         sockets = await Promise.race([connected, exited]);
       } catch (error) {
@@ -180,8 +188,10 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
         throw error;
       }
       exited.catch(() => {});
-      const [controlSocket, apiSocket] = sockets;
-      serveApiPort(apiSocket, spec.apiSocket);
+      const [controlSocket, apiSocket, egressPort] = sockets;
+      servePort(apiSocket, spec.apiSocket);
+      // Without an egress proxy (no settings), its streams go nowhere: the guest reaches nothing.
+      if (spec.egressSocket) servePort(egressPort, spec.egressSocket);
       return startChildSandbox({
         id: spec.id,
         child,
@@ -191,6 +201,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
         cleanup: async () => {
           controlSocket.destroy();
           apiSocket.destroy();
+          egressPort.destroy();
           await cleanup();
         },
       });

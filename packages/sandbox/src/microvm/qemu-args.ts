@@ -8,9 +8,11 @@ export interface QemuArgsInput {
   kernel: string;
   initramfs: string;
   shares: GuestShare[];
-  /** Unix sockets the runner listens on; QEMU connects to them at start (control, then API port). */
+  /** Unix sockets the runner listens on; QEMU connects to them at start (control, API, egress ports). */
   controlSocket: string;
   apiSocket: string;
+  /** The sandbox's egress proxy's connections (a third port). */
+  egressSocket: string;
   /** Appended to the guest kernel's command line. */
   kernelArgs?: string[];
   /** Host uid (and gid) QEMU drops to once its devices are open; set when the server runs as root. */
@@ -19,7 +21,7 @@ export interface QemuArgsInput {
 
 /**
  * The `microvm` machine (no PCI, no firmware tables beyond ACPI, virtio over MMIO) with only what a
- * sandbox needs: 9p shares, one virtio-serial device with the control and API ports, the serial
+ * sandbox needs: 9p shares, one virtio-serial device with the control, API and egress ports, the serial
  * console on stdout for diagnostics. No network device at all. QEMU runs under its seccomp filter.
  */
 export function qemuArgs(input: QemuArgsInput): string[] {
@@ -46,6 +48,7 @@ export function qemuArgs(input: QemuArgsInput): string[] {
   for (const [id, socket] of [
     ['control', input.controlSocket],
     ['api', input.apiSocket],
+    ['egress', input.egressSocket],
   ] as const) {
     args.push('-chardev', `socket,id=${id},path=${escapeOption(socket)}`);
     args.push('-device', `virtserialport,chardev=${id},name=${guestPorts[id]}`);

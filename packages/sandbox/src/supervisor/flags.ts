@@ -6,6 +6,10 @@ export interface SupervisorFlags {
   workspace: string | undefined;
   /** The host's API proxy socket inside the sandbox; the supervisor serves it on loopback. */
   proxySocket: string | undefined;
+  /** The runner's egress proxy socket inside the sandbox; the supervisor serves it on loopback port 8788. */
+  egressSocket: string | undefined;
+  /** In a micro-VM: the virtio-serial port that carries the egress proxy's connections. */
+  egressPort: string | undefined;
   /** In a micro-VM: the virtio-serial port that carries the API; the supervisor serves it on loopback. */
   apiPort: string | undefined;
   /**
@@ -25,7 +29,9 @@ export function parseFlags(argv: string[]): SupervisorFlags {
     warm: argv.includes('--warm'),
     workspace: flagValue('--workspace'),
     proxySocket: flagValue('--proxy-socket'),
+    egressSocket: flagValue('--egress-socket'),
     apiPort: flagValue('--api-port'),
+    egressPort: flagValue('--egress-port'),
     ownPids: argv.includes('--own-pids'),
   };
 }

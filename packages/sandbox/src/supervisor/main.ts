@@ -65,6 +65,23 @@ if (flags.proxySocket) {
       send({ type: 'log', level: 'error', message: `API port proxy failed: ${String(error)}` });
     });
 }
+if (flags.egressSocket || flags.egressPort) {
+  const { egressSocket, egressPort } = flags;
+  const egressReady = import('./egress-port.ts')
+    .then(async ({ socketUpstream, startEgressPort }) => {
+      if (egressSocket) return startEgressPort(socketUpstream(egressSocket));
+      const { openPortStreams } = await import('./port-proxy.ts');
+      const port = openPortStreams(egressPort!);
+      return startEgressPort((client, head) => port.open(client, head));
+    })
+    .then(
+      () => {},
+      (error: unknown) => {
+        send({ type: 'log', level: 'error', message: `egress port failed: ${String(error)}` });
+      },
+    );
+  proxyReady = Promise.all([proxyReady, egressReady]).then(() => {});
+}
 setImmediate(() => void preloadAndWarm());
 // A write to a runner that is gone fails with EPIPE; there is no one left to serve.
 process.stdout.on('error', () => process.exit(0));

@@ -40,6 +40,7 @@ export class RunnerRegistry {
   readonly #agents = new Map<string, string>();
   /** Threads whose sandbox boot (or wait for a runner to boot it on) is under way here. */
   readonly #booting = new Set<string>();
+  readonly #bootingOn = new Map<string, string>();
   #waiting: (() => void)[] = [];
 
   constructor(options: { selfHosted: boolean; waitForRunnerMs: number }) {
@@ -114,7 +115,18 @@ export class RunnerRegistry {
       return await boot();
     } finally {
       this.#booting.delete(threadId);
+      this.#bootingOn.delete(threadId);
     }
+  }
+
+  /** The runner a boot under way (`booting`) was sent to. */
+  bootingOn(threadId: string, runnerId: string): void {
+    this.#bootingOn.set(threadId, runnerId);
+  }
+
+  /** Whether the thread's sandbox runs, or boots, on this runner: what it may report for. */
+  hosts(threadId: string, runnerId: string): boolean {
+    return (this.#sandboxes.get(threadId) ?? this.#bootingOn.get(threadId)) === runnerId;
   }
 
   /** The runner ran `ensure` for the thread; `listener` is told when a sandbox it booted goes. */

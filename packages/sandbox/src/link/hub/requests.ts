@@ -52,6 +52,7 @@ export class RunnerRequests {
           version,
           digest,
         })),
+        network: options.network,
       }),
     );
   }

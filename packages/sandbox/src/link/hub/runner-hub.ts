@@ -1,5 +1,6 @@
 import type { AdoptingSandboxHost, SandboxBoot, SandboxPlacement, TurnEventSink } from '@paddock/core';
 import type {
+  EventData,
   SandboxExec,
   SandboxExecResult,
   SteeredMessage,
@@ -37,6 +38,11 @@ export interface RunnerHubOptions {
   reconcile(runnerId: string, held: ReadonlySet<string>): Promise<void>;
   /** The hub of self-hosted runners (sandbox_e): its runners are agent-scoped. */
   selfHosted?: boolean;
+  /**
+   * A connection a sandbox made through its egress proxy, as its runner reports it; only for
+   * threads whose sandbox that runner hosts.
+   */
+  onNetwork?(threadId: string, record: EventData['network.request']): void;
 }
 
 /**
@@ -121,6 +127,7 @@ export class RunnerHub implements AdoptingSandboxHost {
     if (this.isRunning(threadId)) return false;
     return this.#runners.booting(threadId, async () => {
       const { runnerId } = await this.#runners.pick(threadId);
+      this.#runners.bootingOn(threadId, runnerId);
       const booted = await this.#requests.ensure(runnerId, threadId, options);
       this.#runners.sandboxOn(threadId, runnerId, booted ? options.onStatus : undefined);
       return booted;
@@ -207,7 +214,11 @@ export class RunnerHub implements AdoptingSandboxHost {
   #route(runnerId: string, message: Exclude<RunnerMessage, { type: 'hello' }>, refuse: Refuse): void {
     if (message.type === 'sandbox.gone')
       this.#runners.sandboxGone(message.thread_id, runnerId, message.status);
-    else if (message.type === 'turn.event' || message.type === 'turn.result')
+    else if (message.type === 'network.request') {
+      // A runner speaks only for the sandboxes it hosts.
+      if (this.#runners.hosts(message.thread_id, runnerId))
+        this.#options.onNetwork?.(message.thread_id, message.record);
+    } else if (message.type === 'turn.event' || message.type === 'turn.result')
       this.#turns.entry(runnerId, message);
     else this.#requests.answer(runnerId, message, refuse);
   }
