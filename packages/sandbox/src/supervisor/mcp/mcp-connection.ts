@@ -10,8 +10,12 @@ import { type CallToolResult, McpError } from '@modelcontextprotocol/sdk/types.j
 import type { McpTool, McpToolResult } from '@paddock/harness';
 import type { TurnMcpServer } from '@paddock/protocol';
 
-/** How long a server may take to start and answer `initialize` and its tool listing. */
-const connectTimeoutMs = 30_000;
+/**
+ * How long a server may take to start and answer `initialize` and its tool listing: long enough for
+ * the first `npx -y <server>` of a sandbox, which installs the server and its dependencies through
+ * the egress proxy first.
+ */
+const connectTimeoutMs = 90_000;
 /** A tool call's bound, like the shell tool's default. */
 const callTimeoutMs = 10 * 60_000;
 /** How much of a command server's stderr explains why it failed. */
