@@ -1,0 +1,35 @@
+export {
+  type AppendMessagesInput,
+  type AppendMessagesResponse,
+  type CreateThreadInput,
+  createClient,
+  type PaddockClient,
+  type SendInput,
+  type SendInputResponse,
+  type StopOptions,
+  type TaskInputs,
+  type ThreadEventsPage,
+  type ThreadHandle,
+} from './client.ts';
+export {
+  codeOf,
+  type ErrorDetail,
+  errorFromResponse,
+  neverRetried,
+  PaddockError,
+  type PaddockErrorCode,
+  parseRetryAfter,
+  retryableCodes,
+  type ValidationIssue,
+} from './errors.ts';
+export { defaultKeepaliveTimeoutMs, type StreamEventsOptions, type StreamedEvent } from './events.ts';
+export type { CallOptions, ClientOptions } from './http.ts';
+export { backoffMs, defaultRetryOptions, type RetryOptions, retryDelayMs } from './retry.ts';
+export {
+  memoryUrlStorage,
+  type PreviousUpload,
+  type TusInput,
+  type UploadFileOptions,
+  type UploadSource,
+  type UrlStorage,
+} from './uploads.ts';
