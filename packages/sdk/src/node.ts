@@ -13,10 +13,13 @@ import type { PreviousUpload, TusInput, UploadFileOptions, UrlStorage } from './
 
 export * from './index.ts';
 
-/** Where `uploadLocalFile` remembers unfinished uploads unless told otherwise. */
-export function defaultUploadStoragePath(): string {
-  const config = process.env.XDG_CONFIG_HOME ?? join(homedir(), '.config');
-  return join(config, 'paddock', 'uploads.json');
+/**
+ * Where a program keeps unfinished uploads by default: `uploads.json` in its configuration folder
+ * (`configHome`: the caller's `$XDG_CONFIG_HOME`, read by the program, not by the library), else in
+ * `~/.config/paddock`.
+ */
+export function defaultUploadStoragePath(configHome?: string): string {
+  return join(configHome || join(homedir(), '.config'), 'paddock', 'uploads.json');
 }
 
 type Entries = Record<string, PreviousUpload>;
