@@ -21,6 +21,7 @@ import {
   type threadHandleSchema,
 } from '@paddock/protocol';
 import type { z } from 'zod';
+import { controlPlane } from './control-plane.ts';
 import { type StreamEventsOptions, type StreamedEvent, streamEvents } from './events.ts';
 import { type CallOptions, type ClientOptions, Transport } from './http.ts';
 import { type TransferApi, type UploadFileOptions, type UploadSource, uploadFile } from './uploads.ts';
@@ -126,6 +127,8 @@ export function createClient(options: ClientOptions) {
 
   return {
     baseUrl: http.baseUrl,
+    /** The control plane under `/v2/cli` (see `control-plane.ts`). */
+    cli: controlPlane(http),
     threads: {
       /** `POST /v2/threads`: an agent (or `agent_id`) and a first input; not retried after a lost answer. */
       create: (body: CreateThreadInput, opts: CallOptions = {}) =>

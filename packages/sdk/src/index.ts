@@ -11,6 +11,18 @@ export {
   type ThreadEventsPage,
   type ThreadHandle,
 } from './client.ts';
+export type {
+  AgentKey,
+  AgentKeyCreated,
+  ControlPlane,
+  LoginResponse,
+  MintScopes,
+  OrchestrationManifest,
+  Org,
+  PersonalToken,
+  PersonalTokenCreated,
+  Team,
+} from './control-plane.ts';
 export {
   codeOf,
   type ErrorDetail,
