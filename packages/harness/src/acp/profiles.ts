@@ -141,6 +141,10 @@ export const builtinProfiles: Record<string, HarnessProfileInput> = {
       '.config/opencode/opencode.json': JSON.stringify({
         autoupdate: false,
         share: 'disabled',
+        // Its git snapshot of the workspace at every step is for its own undo, which no one here uses.
+        snapshot: false,
+        // Its title agent makes a second model call beside the first answer, billed to the thread.
+        agent: { title: { disable: true } },
         model: 'paddock/{{model}}',
         provider: {
           paddock: {
