@@ -1,23 +1,23 @@
 import type {
-  AgentCreateBody,
-  AgentPutBody,
+  agentCreateBodySchema,
   agentKeyCreatedSchema,
   agentKeySchema,
-  ChatConnectBody,
+  agentPutBodySchema,
   Connection,
   ControlAgent,
+  chatConnectBodySchema,
   EvalDefinition,
   EvalRun,
-  EvalRunsStartBody,
+  evalRunsStartBodySchema,
   loginResponseSchema,
   Manifest,
-  ManifestPutBody,
   McpServerReport,
-  MeetingConnectBody,
-  OrchestrationCreateBody,
+  manifestPutBodySchema,
+  meetingConnectBodySchema,
   OrchestrationRecord,
-  OrchestrationUpdateBody,
+  orchestrationCreateBodySchema,
   orchestrationManifestSchema,
+  orchestrationUpdateBodySchema,
   orgSchema,
   personalTokenCreatedSchema,
   personalTokenSchema,
@@ -27,6 +27,15 @@ import type {
 import type { z } from 'zod';
 import type { CallOptions, Query, Transport } from './http.ts';
 
+/** Request bodies as a caller writes them (defaults may be left out). */
+export type AgentCreateBody = z.input<typeof agentCreateBodySchema>;
+export type AgentPutBody = z.input<typeof agentPutBodySchema>;
+export type ChatConnectBody = z.input<typeof chatConnectBodySchema>;
+export type MeetingConnectBody = z.input<typeof meetingConnectBodySchema>;
+export type EvalRunsStartBody = z.input<typeof evalRunsStartBodySchema>;
+export type ManifestPutBody = z.input<typeof manifestPutBodySchema>;
+export type OrchestrationCreateBody = z.input<typeof orchestrationCreateBodySchema>;
+export type OrchestrationUpdateBody = z.input<typeof orchestrationUpdateBodySchema>;
 export type Org = z.infer<typeof orgSchema>;
 export type Team = z.infer<typeof teamSchema>;
 export type OrchestrationManifest = z.infer<typeof orchestrationManifestSchema>;
