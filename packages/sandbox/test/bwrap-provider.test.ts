@@ -307,24 +307,29 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
   });
 
   // Each size's limits, each exceeded by a process: memory (killed), processes (fork refused), CPU.
-  it.for(['S', 'M', 'L'] as const)('kills a memory hog past the %s-size limit', async (size, context) => {
-    if (!provider.cgroups) context.skip();
-    const hog = await boot({ size });
-    const limitMiB = sandboxLimits[size].memoryBytes / 1024 ** 2;
-    const run = await runScript(
-      hog,
-      `python3 -c "b = b'x' * (${limitMiB + 512} * 1024 * 1024); print('survived')"`,
-    );
-    expect(run.stdout).toBe('');
-    expect(run.exitCode).toBe(137);
-    // Below the limit the same allocation succeeds: the limit, not the host, killed it.
-    const fits = await runScript(
-      hog,
-      `python3 -c "b = b'x' * (${limitMiB - 256} * 1024 * 1024); print('fits')"`,
-    );
-    expect(fits.stdout).toBe('fits\n');
-    await hog.destroy();
-  });
+  // L allocates 4.5 GiB and then 3.75 GiB: about 30 s of page faults on this machine alone.
+  it.for(['S', 'M', 'L'] as const)(
+    'kills a memory hog past the %s-size limit',
+    { timeout: 90_000 },
+    async (size, context) => {
+      if (!provider.cgroups) context.skip();
+      const hog = await boot({ size });
+      const limitMiB = sandboxLimits[size].memoryBytes / 1024 ** 2;
+      const run = await runScript(
+        hog,
+        `python3 -c "b = b'x' * (${limitMiB + 512} * 1024 * 1024); print('survived')"`,
+      );
+      expect(run.stdout).toBe('');
+      expect(run.exitCode).toBe(137);
+      // Below the limit the same allocation succeeds: the limit, not the host, killed it.
+      const fits = await runScript(
+        hog,
+        `python3 -c "b = b'x' * (${limitMiB - 256} * 1024 * 1024); print('fits')"`,
+      );
+      expect(fits.stdout).toBe('fits\n');
+      await hog.destroy();
+    },
+  );
 
   it.for(['S', 'M', 'L'] as const)(
     'caps the number of processes of an %s-size sandbox',
