@@ -23,7 +23,7 @@ import {
 import type { z } from 'zod';
 import { controlPlane } from './control-plane.ts';
 import { type StreamEventsOptions, type StreamedEvent, streamEvents } from './events.ts';
-import { type CallOptions, type ClientOptions, Transport } from './http.ts';
+import { type CallOptions, type ClientOptions, path, Transport } from './http.ts';
 import { type TransferApi, type UploadFileOptions, type UploadSource, uploadFile } from './uploads.ts';
 
 export type ThreadHandle = z.infer<typeof threadHandleSchema>;
@@ -46,9 +46,6 @@ export interface StopOptions extends CallOptions {
   /** The generation to stop; read from `tasks.inputs` first when left out, then kept on every retry. */
   expectedGeneration?: number;
 }
-
-const path = (strings: TemplateStringsArray, ...ids: string[]) =>
-  strings.reduce((out, s, i) => out + s + (i < ids.length ? encodeURIComponent(ids[i]!) : ''), '');
 
 /** A typed client of a Paddock service's public thread and task routes. */
 export function createClient(options: ClientOptions) {

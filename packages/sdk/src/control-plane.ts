@@ -25,7 +25,7 @@ import type {
   teamSchema,
 } from '@paddock/protocol';
 import type { z } from 'zod';
-import type { CallOptions, Query, Transport } from './http.ts';
+import { type CallOptions, path, type Query, type Transport } from './http.ts';
 
 /** Request bodies as a caller writes them (defaults may be left out). */
 export type AgentCreateBody = z.input<typeof agentCreateBodySchema>;
@@ -48,9 +48,6 @@ export type LoginResponse = z.infer<typeof loginResponseSchema>;
 export type MintScopes = string | string[];
 
 type Items<T> = { items: T[] };
-
-const path = (strings: TemplateStringsArray, ...ids: string[]) =>
-  strings.reduce((out, s, i) => out + s + (i < ids.length ? encodeURIComponent(ids[i]!) : ''), '');
 
 /**
  * The control plane (D13) under `/v2/cli`: organizations, teams, agents with their manifests,

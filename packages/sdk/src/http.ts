@@ -20,6 +20,10 @@ export interface CallOptions {
 
 export type Query = Record<string, string | number | boolean | undefined>;
 
+/** A route with its ids encoded: path`/v2/threads/${id}`. */
+export const path = (strings: TemplateStringsArray, ...ids: string[]) =>
+  strings.reduce((out, s, i) => out + s + (i < ids.length ? encodeURIComponent(ids[i]!) : ''), '');
+
 export interface SendOptions<T> extends CallOptions {
   query?: Query;
   body?: unknown;
