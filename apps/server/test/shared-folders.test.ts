@@ -10,7 +10,7 @@ describe.each(testDatabases())('team shared folders on $name', (database) => {
   let server: TestServer;
   let sharedFolders = false;
   beforeAll(async () => {
-    server = await startTestServer(database);
+    server = await startTestServer(database, { PADDOCK_STANDBY_SANDBOXES: '1' });
     const { providers } = await json<{ providers: { machine_kind: string; shared_folders: boolean }[] }>(
       await server.request('GET', '/v2/machines/capabilities'),
       200,

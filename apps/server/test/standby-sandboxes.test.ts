@@ -31,7 +31,7 @@ describe.each(testDatabases())('standby sandboxes ($name)', (database) => {
   });
 
   it('keeps one booted by default, which the first thread takes over', async () => {
-    server = await startTestServer(database);
+    server = await startTestServer(database, { PADDOCK_STANDBY_SANDBOXES: '1' });
     const dir = standbyDir(server);
     await expect.poll(() => (existsSync(dir) ? readdirSync(dir) : []), { timeout: 20_000 }).toHaveLength(1);
     expect(await firstBoot(server)).toBe('took over a standby sandbox');

@@ -46,6 +46,10 @@ export async function startTestServer(
     PADDOCK_LEASE_TTL_MS: '3000',
     // `auto` uses bubblewrap where it works; PADDOCK_TEST_SANDBOX=process runs the suite without it.
     PADDOCK_SANDBOX: process.env.PADDOCK_TEST_SANDBOX ?? 'auto',
+    // No standby sandbox unless a test asks for one (standby-sandboxes, the coding agents): each
+    // one boots and warms a harness, and is booted again after every thread that takes it, which
+    // tests that never look at start-up latency pay for in CPU on a two-core machine.
+    PADDOCK_STANDBY_SANDBOXES: '0',
     ...env,
   });
   const paddock = await startPaddock(config, { faults: options.faults, logger: options.logger });
