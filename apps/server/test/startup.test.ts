@@ -97,6 +97,7 @@ async function outputMatches(server: Started, pattern: RegExp): Promise<void> {
 }
 
 describe.each(testDatabases())('the first start on $name', (database) => {
+  // Three starts of the real server, each a process of its own: about 20 s alone, more on a busy machine.
   it.concurrent('bootstraps whole: a start failing before the admin commits leaves nothing, one failing after keeps the credentials', async () => {
     const dataDir = tempDir();
     const postgres =
@@ -150,7 +151,7 @@ describe.each(testDatabases())('the first start on $name', (database) => {
     } finally {
       await postgres?.drop();
     }
-  });
+  }, 90_000);
 });
 
 describe('a start-up failure the user can fix is one line on stderr, without a stack', () => {
