@@ -14,6 +14,7 @@ export * from './repos/mcp-servers.ts';
 export * from './repos/messages.ts';
 export * from './repos/orchestrations.ts';
 export * from './repos/orgs.ts';
+export * from './repos/schedules.ts';
 export * from './repos/skills.ts';
 export * from './repos/team-agent-grants.ts';
 export * from './repos/threads.ts';

@@ -21,6 +21,7 @@ import * as modelUsage from './migrations/0018-model-usage.ts';
 import * as skills from './migrations/0019-skills.ts';
 import * as mcpOauthFlows from './migrations/0020-mcp-oauth-flows.ts';
 import * as agentNetwork from './migrations/0021-agent-network.ts';
+import * as schedules from './migrations/0022-schedules.ts';
 
 /** Migrations are listed in code (no directory scan), so the set is the same wherever the store runs. */
 const migrations = (seal: SealSecret | undefined): Record<string, Migration> => ({
@@ -42,6 +43,7 @@ const migrations = (seal: SealSecret | undefined): Record<string, Migration> => 
   '0019-skills': skills,
   '0020-mcp-oauth-flows': mcpOauthFlows,
   '0021-agent-network': agentNetwork,
+  '0022-schedules': schedules,
 });
 
 /** `seal` seals secrets that older versions stored in plain text (migration 0013 needs it when there are any). */

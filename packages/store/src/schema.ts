@@ -25,6 +25,7 @@ import type {
   OrchestrationMembersTable,
   OrchestrationsTable,
 } from './schema/orchestrations.ts';
+import type { SchedulesTable } from './schema/schedules.ts';
 import type { SkillVersionsTable } from './schema/skills.ts';
 import type {
   EventsTable,
@@ -40,6 +41,7 @@ export type * from './schema/file-transfers.ts';
 export type * from './schema/identity.ts';
 export type * from './schema/model-usage.ts';
 export type * from './schema/orchestrations.ts';
+export type * from './schema/schedules.ts';
 export type * from './schema/skills.ts';
 export type * from './schema/threads.ts';
 
@@ -76,4 +78,5 @@ export interface Database {
   model_usage: ModelUsageTable;
   skill_versions: SkillVersionsTable;
   mcp_oauth_flows: McpOauthFlowsTable;
+  schedules: SchedulesTable;
 }
