@@ -348,6 +348,7 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
         'org_id',
         'team_id',
         'orch_id',
+        'schedule_id',
         'asset',
         'model',
         'server_name',

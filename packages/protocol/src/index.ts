@@ -15,6 +15,7 @@ export * from './mcp-servers.ts';
 export * from './messages.ts';
 export * from './network-policy.ts';
 export * from './orchestrations.ts';
+export * from './schedules.ts';
 export * from './scopes.ts';
 export * from './skills.ts';
 export * from './tasks.ts';

@@ -2,6 +2,7 @@ import { queueStrandedInputs, type Services, type TurnExecutor } from '@paddock/
 import { createTurnWorker, type ServedTurnQueue } from '@paddock/runtime';
 import type { Logger } from 'pino';
 import { startLiveSandboxRenewal } from '../sandbox-hosts/live-sandbox-renewal.ts';
+import { startScheduleFiring } from '../schedules/schedule-firing.ts';
 import { startUploadPurge } from '../uploads/upload-purge.ts';
 import type { Config } from './config.ts';
 import { type DeploymentConfig, orgLimits } from './deployment-config.ts';
@@ -16,7 +17,8 @@ export interface BackgroundJobs {
 /**
  * The server's background work: the turn worker, made here (it serves the turn queue from now on,
  * so a runner's held turns can be adopted as soon as a runner can connect) and started with the
- * purge of lapsed uploads and the renewal of live sandboxes once the server listens.
+ * purge of lapsed uploads, the renewal of live sandboxes and the firing of due schedules once the
+ * server listens.
  */
 export function backgroundJobs(
   config: Config,
@@ -48,7 +50,11 @@ export function backgroundJobs(
   return {
     start() {
       worker.start();
-      timers = [startUploadPurge(services, logger), startLiveSandboxRenewal(services, logger)];
+      timers = [
+        startUploadPurge(services, logger),
+        startLiveSandboxRenewal(services, logger),
+        startScheduleFiring(services, config.PADDOCK_SCHEDULE_POLL_MS, logger),
+      ];
     },
     async stop() {
       await worker.stop();

@@ -64,6 +64,8 @@ const configSchema = z.object({
   PADDOCK_ADOPTION_WINDOW_MS: positiveMs.default(180_000),
   /** How often the turn worker sweeps: turns other nodes queued, expired leases, inputs left without a turn. */
   PADDOCK_SWEEP_MS: positiveMs.default(1_000),
+  /** How often each node looks for due schedules (issue 16 §3). */
+  PADDOCK_SCHEDULE_POLL_MS: positiveMs.default(5_000),
   /** sandbox_c: frozen after this long without a turn. */
   PADDOCK_SANDBOX_IDLE_MS: positiveMs.default(5 * 60_000),
   /** Every sandbox the deployment hosts: stopped (workspace kept) after this long without a turn or code run. */

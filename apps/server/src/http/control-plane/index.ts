@@ -5,6 +5,7 @@ import { evalRoutes } from './evals.ts';
 import { manifestRoutes } from './manifests.ts';
 import { mcpServerRoutes } from './mcp-servers.ts';
 import { orchestrationRoutes } from './orchestrations.ts';
+import { scheduleRoutes } from './schedules.ts';
 import { credentialRoutes } from './tokens.ts';
 
 /** The control plane's prefixes (spec rules 9 and 10): one router, the same handlers and checks. */
@@ -24,6 +25,7 @@ export async function controlPlaneRoutes(app: FastifyInstance, services: Service
         evalRoutes(cli, services);
         orchestrationRoutes(cli, services);
         mcpServerRoutes(cli, services);
+        scheduleRoutes(cli, services);
       },
       { prefix },
     );
