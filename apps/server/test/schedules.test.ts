@@ -14,6 +14,7 @@ import { adminTokenWith, agentSpec, allEvents, json, settled } from './helpers.t
 interface Schedule {
   id: string;
   agent_id: string;
+  name: string;
   cron: string;
   time_zone: string;
   input: string;
@@ -81,6 +82,10 @@ describe.each(testDatabases())('schedules on $name', (database) => {
       201,
     );
     expect(daily).toMatchObject({ time_zone: 'UTC', enabled: false });
+    // Named schedule-<n> unless named; a name is the agent's only one of it.
+    expect([created.name, daily.name]).toEqual(['schedule-1', 'schedule-2']);
+    const named = { cron: '@daily', input: 'x', name: 'schedule-2' };
+    expect((await cli('POST', schedules(agent_id), { body: named })).status).toBe(422);
     const listed = await json<{ items: Schedule[] }>(await cli('GET', schedules(agent_id)), 200);
     expect(listed.items.map((s) => s.id)).toEqual([created.id, daily.id]);
 
@@ -90,6 +95,7 @@ describe.each(testDatabases())('schedules on $name', (database) => {
       [{ cron: '0 0 31 2 *', input: 'x' }, 'cron'],
       [{ cron: '* * * * *', time_zone: 'Mars/Olympus', input: 'x' }, 'time_zone'],
       [{ cron: '* * * * *', input: '' }, 'input'],
+      [{ cron: '* * * * *', input: 'x', name: '../up' }, 'name'],
     ] as const) {
       const refused = await json<{ detail: { loc: string[] }[] }>(
         await cli('POST', schedules(agent_id), { body }),
@@ -109,6 +115,74 @@ describe.each(testDatabases())('schedules on $name', (database) => {
     expect((await cli('DELETE', `${schedules(agent_id)}/${created.id}`)).status).toBe(404);
     const after = await json<{ items: Schedule[] }>(await cli('GET', schedules(agent_id)), 200);
     expect(after.items.map((s) => s.id)).toEqual([daily.id]);
+  });
+
+  it("are the manifest's schedule components: published, read back, in the revision, removed only when reconciled", async () => {
+    const cli = cliOf(server);
+    const { agent_id } = await createAgent(server, ownAgent());
+    const manifest = `/agents/${agent_id}/manifest`;
+    const component = (name: string, config: object) => ({
+      type: 'schedule',
+      name,
+      files: [{ path: 'schedule.json', content: JSON.stringify(config) }],
+    });
+    // The agent's other components go along with every publish.
+    const before = await json<{ revision: string; components: object[] }>(await cli('GET', manifest), 200);
+    const rest = before.components;
+    type Published = {
+      revision: string;
+      components: { type: string; name: string }[];
+      warnings?: { code: string }[];
+    };
+    const published = await json<Published>(
+      await cli('PUT', manifest, {
+        body: {
+          components: [
+            ...rest,
+            component('nightly', { cron: '0 2 * * *', time_zone: 'Asia/Tokyo', input: 'tidy up' }),
+            component('bad', { cron: 'never', input: 'x' }),
+          ],
+        },
+      }),
+      200,
+    );
+    expect(published.warnings).toEqual([expect.objectContaining({ code: 'invalid_schedule' })]);
+    expect(published.revision).not.toBe(before.revision);
+    expect(published.components.filter((c) => c.type === 'schedule').map((c) => c.name)).toEqual(['nightly']);
+    const [nightly] = (await json<{ items: Schedule[] }>(await cli('GET', schedules(agent_id)), 200)).items;
+    expect(nightly).toMatchObject({
+      name: 'nightly',
+      cron: '0 2 * * *',
+      time_zone: 'Asia/Tokyo',
+      enabled: true,
+    });
+    // 02:00 in Tokyo is 17:00 UTC.
+    expect(new Date(`${nightly!.next_run_at}Z`).getUTCHours()).toBe(17);
+
+    // A new input alone keeps the next due time; a publish without it removes it only when reconciled.
+    await json(
+      await cli('PUT', manifest, {
+        body: {
+          components: [
+            ...rest,
+            component('nightly', { cron: '0 2 * * *', time_zone: 'Asia/Tokyo', input: 'tidy' }),
+          ],
+        },
+      }),
+      200,
+    );
+    const [edited] = (await json<{ items: Schedule[] }>(await cli('GET', schedules(agent_id)), 200)).items;
+    expect(edited).toMatchObject({ id: nightly!.id, input: 'tidy', next_run_at: nightly!.next_run_at });
+    await json(await cli('PUT', manifest, { body: { components: rest } }), 200);
+    expect(
+      (await json<{ items: Schedule[] }>(await cli('GET', schedules(agent_id)), 200)).items,
+    ).toHaveLength(1);
+    const emptied = await json<Published>(
+      await cli('PUT', manifest, { body: { components: rest, reconcile_schedules: true } }),
+      200,
+    );
+    expect((await json<{ items: Schedule[] }>(await cli('GET', schedules(agent_id)), 200)).items).toEqual([]);
+    expect(emptied.revision).toBe(before.revision);
   });
 
   it('fires a due time exactly once across nodes, with an agent-bound token, and the thread runs the input', async () => {

@@ -1,7 +1,14 @@
 import { z } from 'zod';
 
 /** The component types of an agent's manifest (spec: "Manifest"). */
-export const componentTypes = ['instructions', 'skill', 'mcp_server', 'playbook', 'eval'] as const;
+export const componentTypes = [
+  'instructions',
+  'skill',
+  'mcp_server',
+  'playbook',
+  'eval',
+  'schedule',
+] as const;
 export type ComponentType = (typeof componentTypes)[number];
 
 export const componentStatuses = ['active', 'archived'] as const;
@@ -71,6 +78,8 @@ export const manifestPutBodySchema = z
     base_revision: z.string().min(1).max(200).optional(),
     reconcile_playbooks: z.boolean().optional(),
     reconcile_evals: z.boolean().optional(),
+    /** Removes the agent's schedules the manifest omits (beyond the spec, issue 16). */
+    reconcile_schedules: z.boolean().optional(),
   })
   .superRefine((body, issues) => {
     const seen = new Set<string>();

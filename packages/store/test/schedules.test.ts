@@ -7,6 +7,7 @@ import {
   listSchedules,
   recordScheduleThread,
   type Store,
+  updateSchedule,
 } from '@paddock/store';
 import { openTestStore, seedThread, testDatabases } from '@paddock/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,6 +29,7 @@ describe.each(testDatabases())('schedules on $name', (database) => {
       id,
       agent_id: agentId,
       user_id: userId,
+      name: 'every-minute',
       cron: '* * * * *',
       time_zone: 'UTC',
       input: 'hello',
@@ -53,6 +55,31 @@ describe.each(testDatabases())('schedules on $name', (database) => {
     expect(await deleteSchedule(store.db, later.agentId, due.id)).toBe(false);
     expect(await deleteSchedule(store.db, due.agentId, due.id)).toBe(true);
     expect(await listSchedules(store.db, due.agentId)).toEqual([]);
+  });
+
+  it('holds one schedule of a name per agent, and updates one in place', async () => {
+    const { id, agentId } = await seedSchedule(at(60_000));
+    const [row] = await listSchedules(store.db, agentId);
+    await expect(insertSchedule(store.db, { ...row!, id: newId() })).rejects.toThrow();
+    const next = at(3_600_000);
+    await updateSchedule(store.db, id, {
+      cron: '0 * * * *',
+      time_zone: 'Europe/Paris',
+      input: 'hourly',
+      enabled: 0,
+      next_run_at: next,
+      updated_at: timestamp(),
+    });
+    expect(await listSchedules(store.db, agentId)).toEqual([
+      expect.objectContaining({
+        id,
+        name: 'every-minute',
+        cron: '0 * * * *',
+        input: 'hourly',
+        enabled: 0,
+        next_run_at: next,
+      }),
+    ]);
   });
 
   it('lets exactly one of many concurrent claims of one due time win', async () => {

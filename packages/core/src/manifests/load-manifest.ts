@@ -6,10 +6,18 @@ import type {
   ManifestComponent,
   ManifestWarning,
 } from '@paddock/protocol';
-import { type AgentComponentRow, type AgentRow, type Db, listAgentComponents } from '@paddock/store';
+import {
+  type AgentComponentRow,
+  type AgentRow,
+  type Db,
+  listAgentComponents,
+  listSchedules,
+  type ScheduleRow,
+} from '@paddock/store';
 import { mcpServerViews, openMcpServers } from '../agents/mcp-server-secrets.ts';
 import { canonicalJson, type NormalizedSpec } from '../agents/normalize-spec.ts';
 import type { Services } from '../context.ts';
+import { scheduleComponent } from '../schedules/schedule-components.ts';
 import { instructionsComponent, mcpServerComponent, skillComponent } from './spec-components.ts';
 
 /** A playbook or eval row as a manifest component. */
@@ -25,7 +33,7 @@ export function storedComponent(row: AgentComponentRow): ManifestComponent {
 
 /**
  * The agent's whole manifest: instructions, skills and MCP servers from its runtime spec, its
- * active playbooks and evals, and the revision. A name the spec holds twice (possible through the
+ * active playbooks and evals, its schedules, and the revision. A name the spec holds twice (possible through the
  * public API) is shown once, with a warning.
  */
 export async function loadManifest(
@@ -34,6 +42,7 @@ export async function loadManifest(
   agent: AgentRow,
 ): Promise<Manifest> {
   const rows = await listAgentComponents(db, agent.id, ['playbook', 'eval']);
+  const schedules = await listSchedules(db, agent.id);
   const warnings: ManifestWarning[] = [];
   const components: ManifestComponent[] = [];
   if (agent.instructions !== null) components.push(instructionsComponent(agent.instructions));
@@ -59,9 +68,10 @@ export async function loadManifest(
   // In the spec's order of types: playbooks, then evals.
   for (const kind of ['playbook', 'eval'])
     components.push(...rows.filter((r) => r.kind === kind).map(storedComponent));
+  components.push(...schedules.map(scheduleComponent));
   return {
     agent_id: agent.id,
-    revision: revisionOf(services, agent, rows),
+    revision: revisionOf(services, agent, rows, schedules),
     components,
     ...(warnings.length > 0 ? { warnings } : {}),
   };
@@ -73,19 +83,26 @@ export async function loadRevision(
   db: Db,
   agent: AgentRow,
 ): Promise<string> {
-  return revisionOf(services, agent, await listAgentComponents(db, agent.id, ['playbook', 'eval']));
+  return revisionOf(
+    services,
+    agent,
+    await listAgentComponents(db, agent.id, ['playbook', 'eval']),
+    await listSchedules(db, agent.id),
+  );
 }
 
 /**
  * The revision: SHA-256 (hex) over the instructions, skills and MCP servers as the runtime reads
- * them (their header and env values as keyed digests), the active playbooks and evals (name and
- * content hash) and the secrets' key names, never their values. Integrations and the agent's other
+ * them (their header and env values as keyed digests), the active playbooks and evals and the
+ * schedules (name and content hash) and the secrets' key names, never their values. A schedule's
+ * next and last run do not enter it. Integrations and the agent's other
  * fields do not enter it.
  */
 function revisionOf(
   services: Pick<Services, 'secrets'>,
   agent: AgentRow,
   active: AgentComponentRow[],
+  schedules: ScheduleRow[],
 ): string {
   const secretNames = agent.secrets_enc
     ? Object.keys(JSON.parse(services.secrets.open(agent.secrets_enc))).sort()
@@ -106,6 +123,10 @@ function revisionOf(
         })),
         playbooks: byKind('playbook'),
         evals: byKind('eval'),
+        // Absent while the agent has none: revisions from before schedules stay as they were.
+        ...(schedules.length > 0 && {
+          schedules: schedules.map((row) => ({ name: row.name, hash: scheduleComponent(row).hash })),
+        }),
         secret_names: secretNames,
       }),
     )

@@ -21,6 +21,7 @@ import { applyAgentPatch } from '../agents/update-agent.ts';
 import { reachableAgent } from '../auth/access.ts';
 import type { Ctx, Services } from '../context.ts';
 import { agentNotFound, PaddockError } from '../errors.ts';
+import { reconcileSchedules } from '../schedules/schedule-components.ts';
 import { componentHash, sortedFiles } from './component-hash.ts';
 import { loadManifest, loadRevision } from './load-manifest.ts';
 import { carriesSkillFiles, publishSkillComponent } from './skill-component.ts';
@@ -31,7 +32,7 @@ import { readInstructions, readMcpServer, readSkill, skillComponent } from './sp
  * reconciled per component type. Instructions, skills and MCP servers become exactly the ones given
  * (absent ones unlinked) and are written to the runtime spec as `PATCH /v2/agents` writes it, so new
  * threads run them. Playbooks and evals given are created or updated; absent ones are archived only
- * under `reconcile_playbooks` / `reconcile_evals`. With `base_revision` the agent row is locked and
+ * under `reconcile_playbooks` / `reconcile_evals`; schedules likewise, under `reconcile_schedules`. With `base_revision` the agent row is locked and
  * the revision compared first: two publishes from the same revision cannot both win.
  */
 export async function publishManifest(
@@ -58,6 +59,13 @@ export async function publishManifest(
     const at = timestamp(new Date(ctx.clock.now()));
     await reconcileStored(trx, agent.id, 'playbook', body, body.reconcile_playbooks === true, warnings, at);
     await reconcileStored(trx, agent.id, 'eval', body, body.reconcile_evals === true, warnings, at);
+    await reconcileSchedules(
+      trx,
+      { agentId: agent.id, userId: ctx.actor.userId, now: new Date(ctx.clock.now()), at },
+      body.components,
+      body.reconcile_schedules === true,
+      warnings,
+    );
     const spec = await specFrom(ctx, trx, services, agent, body.components, warnings);
     const stored = await applyAgentPatch(ctx, services, trx, agent, spec);
     for (const c of body.components.filter((c) => !knownTypes.has(c.type)))
@@ -73,7 +81,7 @@ export async function publishManifest(
   });
 }
 
-const knownTypes = new Set(['instructions', 'skill', 'mcp_server', 'playbook', 'eval']);
+const knownTypes = new Set(['instructions', 'skill', 'mcp_server', 'playbook', 'eval', 'schedule']);
 
 function raise(error: Error): never {
   throw error;

@@ -9,12 +9,14 @@ import {
 import { reachableAgent } from '../auth/access.ts';
 import type { Ctx } from '../context.ts';
 import { PaddockError } from '../errors.ts';
-import { cronIssues, nextCronTime } from './cron.ts';
+import { cronIssues } from './cron.ts';
+import { firstDueTime } from './schedule-components.ts';
 
 export function toSchedule(row: ScheduleRow): Schedule {
   return {
     id: row.id,
     agent_id: row.agent_id,
+    name: row.name,
     cron: row.cron,
     time_zone: row.time_zone,
     input: row.input,
@@ -51,20 +53,28 @@ export async function createSchedule(
   const agent = await reachableAgent(ctx.store.db, ctx.actor, agentId, { peers: false });
   const [issue] = cronIssues(body.cron, body.time_zone);
   if (issue) throw new PaddockError('validation', issue.message, { extra: { field: issue.field } });
+  const names = new Set((await listStoredSchedules(ctx.store.db, agent.id)).map((s) => s.name));
+  if (body.name !== undefined && names.has(body.name))
+    throw new PaddockError('validation', `the agent has a schedule named ${body.name}`, {
+      extra: { field: 'name' },
+    });
+  let name = body.name;
+  for (let n = names.size + 1; name === undefined; n++)
+    if (!names.has(`schedule-${n}`)) name = `schedule-${n}`;
   const now = new Date(ctx.clock.now());
-  const next = nextCronTime(body.cron, body.time_zone, now)!;
   const at = timestamp(now);
   const row: ScheduleRow = {
     id: newId(),
     agent_id: agent.id,
     user_id: ctx.actor.userId,
+    name,
     cron: body.cron.trim(),
     time_zone: body.time_zone,
     input: body.input,
     enabled: body.enabled ? 1 : 0,
     created_at: at,
     updated_at: at,
-    next_run_at: timestamp(next),
+    next_run_at: timestamp(firstDueTime(body, now)),
     last_run_at: null,
     last_thread_id: null,
   };

@@ -28,6 +28,15 @@ export function findSchedule(db: Db, agentId: string, id: string): Promise<Sched
     .executeTakeFirst();
 }
 
+/** A schedule's timing and input changed (a manifest's publish); `next_run_at` as the caller computed it. */
+export async function updateSchedule(
+  db: Db,
+  id: string,
+  change: Pick<ScheduleRow, 'cron' | 'time_zone' | 'input' | 'enabled' | 'next_run_at' | 'updated_at'>,
+): Promise<void> {
+  await db.updateTable('schedules').set(change).where('id', '=', id).execute();
+}
+
 /** Answers whether the agent had that schedule. */
 export async function deleteSchedule(db: Db, agentId: string, id: string): Promise<boolean> {
   const result = await db

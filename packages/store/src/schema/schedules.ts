@@ -4,6 +4,8 @@ export interface SchedulesTable {
   agent_id: string;
   /** Who made it: a fire starts the thread for this user. */
   user_id: string;
+  /** Unique per agent; the name of its `schedule` component in the agent's manifest. */
+  name: string;
   cron: string;
   /** An IANA time zone the cron expression is read in. */
   time_zone: string;
