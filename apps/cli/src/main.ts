@@ -7,6 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { type ConnectionFlags, type Endpoints, type Env, resolveEndpoints, resolveToken } from './config.ts';
 import { fileCommands } from './files.ts';
 import { exitCodes, Output } from './output.ts';
+import { scheduleCommands } from './schedules.ts';
 import { threadCommands } from './threads.ts';
 
 /** What a command's action works with. */
@@ -67,6 +68,7 @@ export function buildProgram(env: Env, signal: AbortSignal, exit: (code: number)
   };
   threadCommands(program, get);
   fileCommands(program, get);
+  scheduleCommands(program, get);
   program
     .command('config')
     .description('where the program talks to (resolved from the flags and the environment)')

@@ -236,6 +236,60 @@ describe.each(testDatabases().slice(0, 1))('paddock CLI on $name', (database) =>
     expect((await cli(['run', join(dir, 'missing.yaml'), 'hi'])).code).toBe(2);
   });
 
+  it("adds, lists and removes an agent's schedules; the legacy control plane is refused before sending", async () => {
+    const { agent_id: agent } = JSON.parse((await ok(['--json', 'run', agentFile])).stdout) as {
+      agent_id: string;
+    };
+    const added = JSON.parse(
+      (
+        await ok([
+          '--json',
+          'schedule',
+          'add',
+          agent,
+          'good morning',
+          '--cron',
+          '0 9 * * 1-5',
+          '--time-zone',
+          'Europe/Paris',
+          '--name',
+          'weekdays',
+        ])
+      ).stdout,
+    );
+    expect(added).toMatchObject({
+      agent_id: agent,
+      name: 'weekdays',
+      time_zone: 'Europe/Paris',
+      enabled: true,
+    });
+    const people = await ok(['schedule', 'list', agent]);
+    expect(people.stdout).toContain('weekdays');
+    expect(people.stdout).toContain('0 9 * * 1-5');
+    const bad = await cli(['schedule', 'add', agent, 'x', '--cron', 'every day']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('five fields');
+    expect((await cli(['schedule', 'add', agent, 'x'])).code).toBe(2); // --cron is required
+
+    // Refused before sending: nothing reaches the service.
+    const legacy = { PADDOCK_URL: undefined, SERVICE_API_URL: server.url };
+    const refused = await cli(['schedule', 'add', agent, 'x', '--cron', '@daily'], legacy);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('refused before sending');
+    expect((await cli(['schedule', 'remove', agent, 'weekdays'], legacy)).code).toBe(1);
+    const listed = JSON.parse((await ok(['--json', 'schedule', 'list', agent])).stdout) as {
+      items: { id: string }[];
+    };
+    expect(listed.items.map((s) => s.id)).toEqual([added.id]);
+
+    expect(JSON.parse((await ok(['--json', 'schedule', 'remove', agent, 'weekdays'])).stdout)).toEqual({
+      removed: added.id,
+      name: 'weekdays',
+    });
+    expect((await cli(['schedule', 'remove', agent, 'weekdays'])).code).toBe(1);
+    expect(JSON.parse((await ok(['--json', 'schedule', 'list', agent])).stdout)).toEqual({ items: [] });
+  });
+
   it('SERVICE_API_URL names the service when PADDOCK_URL is not set (legacy control plane)', async () => {
     const thread = await newThread();
     const legacy = { PADDOCK_URL: undefined, SERVICE_API_URL: server.url };

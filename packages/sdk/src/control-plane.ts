@@ -21,6 +21,8 @@ import type {
   orgSchema,
   personalTokenCreatedSchema,
   personalTokenSchema,
+  Schedule,
+  scheduleCreateBodySchema,
   TeamAgent,
   teamSchema,
 } from '@paddock/protocol';
@@ -34,6 +36,7 @@ export type ChatConnectBody = z.input<typeof chatConnectBodySchema>;
 export type MeetingConnectBody = z.input<typeof meetingConnectBodySchema>;
 export type EvalRunsStartBody = z.input<typeof evalRunsStartBodySchema>;
 export type ManifestPutBody = z.input<typeof manifestPutBodySchema>;
+export type ScheduleCreateBody = z.input<typeof scheduleCreateBodySchema>;
 export type OrchestrationCreateBody = z.input<typeof orchestrationCreateBodySchema>;
 export type OrchestrationUpdateBody = z.input<typeof orchestrationUpdateBodySchema>;
 export type Org = z.infer<typeof orgSchema>;
@@ -144,6 +147,13 @@ export function controlPlane(http: Transport) {
           opts,
         ),
       revokeKey: (keyId: string, opts?: CallOptions) => remove(path`/keys/${keyId}`, opts),
+      schedules: (agentId: string, opts?: CallOptions) =>
+        read<Items<Schedule>>(path`/agents/${agentId}/schedules`, opts),
+      /** Adds a schedule: each due time of `cron` in `time_zone` starts a thread with `input`. */
+      addSchedule: (agentId: string, body: ScheduleCreateBody, opts?: CallOptions) =>
+        write<Schedule>('POST', path`/agents/${agentId}/schedules`, body, false, opts),
+      removeSchedule: (agentId: string, scheduleId: string, opts?: CallOptions) =>
+        remove(path`/agents/${agentId}/schedules/${scheduleId}`, opts),
     },
     orchestrations: {
       list: (orgId: string, teamId: string, opts?: CallOptions) =>
