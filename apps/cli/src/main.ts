@@ -8,6 +8,7 @@ import { type ConnectionFlags, type Endpoints, type Env, resolveEndpoints, resol
 import { fileCommands } from './files.ts';
 import { exitCodes, Output } from './output.ts';
 import { scheduleCommands } from './schedules.ts';
+import { threadListCommand } from './thread-list.ts';
 import { threadCommands } from './threads.ts';
 
 /** What a command's action works with. */
@@ -67,6 +68,7 @@ export function buildProgram(env: Env, signal: AbortSignal, exit: (code: number)
     return context;
   };
   threadCommands(program, get);
+  threadListCommand(program, get);
   fileCommands(program, get);
   scheduleCommands(program, get);
   program

@@ -236,6 +236,25 @@ describe.each(testDatabases().slice(0, 1))('paddock CLI on $name', (database) =>
     expect((await cli(['run', join(dir, 'missing.yaml'), 'hi'])).code).toBe(2);
   });
 
+  it('lists threads newest first, a page at a time or all of them', async () => {
+    const older = await newThread();
+    const newer = await newThread();
+    type Page = { items: { id: string }[]; next_cursor: string | null };
+    const page = JSON.parse((await ok(['--json', 'threads', '--limit', '1'])).stdout) as Page;
+    expect(page.items.map((t) => t.id)).toEqual([newer]);
+    expect(page.next_cursor).toEqual(expect.any(String));
+    const next = JSON.parse(
+      (await ok(['--json', 'threads', '--limit', '1', '--cursor', page.next_cursor!])).stdout,
+    ) as Page;
+    expect(next.items.map((t) => t.id)).toEqual([older]);
+    const all = JSON.parse((await ok(['--json', 'threads', '--all', '--limit', '1'])).stdout) as Page;
+    expect(all.next_cursor).toBeNull();
+    expect(all.items.slice(0, 2).map((t) => t.id)).toEqual([newer, older]);
+    expect(new Set(all.items.map((t) => t.id)).size).toBe(all.items.length);
+    expect((await ok(['threads', '--limit', '2'])).stdout).toContain(newer);
+    expect((await cli(['threads', '--status', 'bogus'])).code).toBe(2);
+  });
+
   it("adds, lists and removes an agent's schedules; the legacy control plane is refused before sending", async () => {
     const { agent_id: agent } = JSON.parse((await ok(['--json', 'run', agentFile])).stdout) as {
       agent_id: string;

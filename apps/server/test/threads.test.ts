@@ -1,6 +1,7 @@
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { strangerToken } from './control-plane-helpers.ts';
 import { agentSpec, allEvents, json, settled, shape, transcript, turnStarted } from './helpers.ts';
 
 describe.each(testDatabases())('threads on $name', (database) => {
@@ -148,6 +149,46 @@ describe.each(testDatabases())('threads on $name', (database) => {
       'after the sleep',
       'You said: after the sleep',
     ]);
+  });
+
+  it("lists the caller's threads newest first, by agent and status, a page at a time", async () => {
+    const create = async (instructions: string) =>
+      json<{ thread_id: string; agent_id: string; status: string }>(
+        await server.request('POST', '/v2/threads', { body: { agent: agentSpec({ instructions }) } }),
+        201,
+      );
+    const mine = `lister ${Math.random()}`;
+    const first = await create(mine);
+    const second = await create(mine);
+    const third = await create(mine);
+    const other = await create(`${mine} too`);
+    expect(new Set([first, second, third].map((h) => h.agent_id)).size).toBe(1);
+    type Page = { items: { id: string; agent_id: string; status: string }[]; next_cursor: string | null };
+    const list = async (query: string, token?: string) =>
+      json<Page>(await server.request('GET', `/v2/threads?${query}`, { token }), 200);
+
+    const one = await list(`agent_id=${first.agent_id}&limit=2`);
+    expect(one.items.map((t) => t.id)).toEqual([third.thread_id, second.thread_id]);
+    const two = await list(`agent_id=${first.agent_id}&limit=2&cursor=${one.next_cursor}`);
+    expect(two).toEqual({ items: [expect.objectContaining({ id: first.thread_id })], next_cursor: null });
+    // Without an agent: every thread of the caller's teams, the other agent's among them.
+    const all = (await list('limit=200')).items.map((t) => t.id);
+    expect(all.indexOf(other.thread_id)).toBeLessThan(all.indexOf(third.thread_id));
+    expect(all).toContain(first.thread_id);
+    const status = first.status;
+    expect((await list(`agent_id=${first.agent_id}&status=${status}`)).items).toHaveLength(3);
+    const otherStatus = status === 'running' ? 'success' : 'running';
+    expect((await list(`agent_id=${first.agent_id}&status=${otherStatus}`)).items).toEqual([]);
+
+    const bad = await server.request('GET', '/v2/threads?cursor=nonsense');
+    expect((await json<{ detail: { loc: string[] }[] }>(bad, 422)).detail[0]!.loc).toEqual([
+      'query',
+      'cursor',
+    ]);
+    expect((await server.request('GET', '/v2/threads?limit=0')).status).toBe(422);
+    // Another organization's user sees none of them.
+    const { token } = await strangerToken(server);
+    expect((await list('limit=200', token)).items.map((t) => t.id)).not.toContain(first.thread_id);
   });
 
   it('reuses the agent for an identical spec and makes a new one for any difference', async () => {

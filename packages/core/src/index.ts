@@ -64,6 +64,7 @@ export * from './tasks/task-inputs.ts';
 export * from './threads/append-messages.ts';
 export * from './threads/create-thread.ts';
 export * from './threads/get-thread.ts';
+export * from './threads/list-threads.ts';
 export * from './threads/interrupt-thread.ts';
 export * from './threads/thread-agent.ts';
 export * from './turns/network-requests.ts';

@@ -42,6 +42,23 @@ export const threadSchema = z.object({
 });
 export type Thread = z.infer<typeof threadSchema>;
 
+/** `GET /v2/threads` (beyond the spec): the caller's threads, newest first, a page at a time. */
+export const threadListQuerySchema = z.strictObject({
+  agent_id: z.uuid().optional(),
+  status: z.enum(threadStatuses).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  /** `next_cursor` of the previous page. */
+  cursor: z.string().max(300).optional(),
+});
+export type ThreadListQuery = z.infer<typeof threadListQuerySchema>;
+
+export const threadPageSchema = z.object({
+  items: z.array(threadSchema),
+  /** Where the next page starts; null on the last. */
+  next_cursor: z.string().nullable(),
+});
+export type ThreadPage = z.infer<typeof threadPageSchema>;
+
 export const threadParamsSchema = z.object({ thread_id: z.uuid() });
 export const taskParamsSchema = z.object({ task_id: z.uuid() });
 

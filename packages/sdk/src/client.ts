@@ -15,10 +15,12 @@ import {
   type submitTaskInputBodySchema,
   type TaskRecord,
   type Thread,
+  type ThreadPage,
   type TranscriptMessage,
   type taskInputsSchema,
   type threadEventsPageSchema,
   type threadHandleSchema,
+  type threadListQuerySchema,
 } from '@paddock/protocol';
 import type { z } from 'zod';
 import { controlPlane } from './control-plane.ts';
@@ -31,6 +33,8 @@ export type CreateThreadInput = z.input<typeof createThreadBodySchema>;
 export type AppendMessagesInput = z.input<typeof appendMessagesBodySchema>;
 export type AppendMessagesResponse = z.infer<typeof appendMessagesResponseSchema>;
 export type ThreadEventsPage = z.infer<typeof threadEventsPageSchema>;
+export type ThreadListInput = Omit<z.input<typeof threadListQuerySchema>, 'limit'> & { limit?: number };
+export type { ThreadPage };
 export type TaskInputs = z.infer<typeof taskInputsSchema>;
 
 /** A task input: `input_id` is made when left out; give your own to retry a follow-up across processes. */
@@ -134,6 +138,9 @@ export function createClient(options: ClientOptions) {
           body: body as CreateThreadBody,
           replaySafe: false,
         }),
+      /** `GET /v2/threads`: the caller's threads, newest first; `next_cursor` names the next page. */
+      list: (query: ThreadListInput = {}, opts?: CallOptions) =>
+        read<ThreadPage>('/v2/threads', { ...opts, query }),
       /** `GET /v2/threads/{id}`. */
       get: (threadId: string, opts?: CallOptions) => read<Thread>(path`/v2/threads/${threadId}`, opts),
       /** `GET /v2/threads/{id}/messages`: the transcript. */

@@ -10,6 +10,8 @@ export {
   type TaskInputs,
   type ThreadEventsPage,
   type ThreadHandle,
+  type ThreadListInput,
+  type ThreadPage,
 } from './client.ts';
 export type {
   AgentKey,

@@ -22,6 +22,7 @@ import * as skills from './migrations/0019-skills.ts';
 import * as mcpOauthFlows from './migrations/0020-mcp-oauth-flows.ts';
 import * as agentNetwork from './migrations/0021-agent-network.ts';
 import * as schedules from './migrations/0022-schedules.ts';
+import * as threadsByTeam from './migrations/0023-threads-by-team.ts';
 
 /** Migrations are listed in code (no directory scan), so the set is the same wherever the store runs. */
 const migrations = (seal: SealSecret | undefined): Record<string, Migration> => ({
@@ -44,6 +45,7 @@ const migrations = (seal: SealSecret | undefined): Record<string, Migration> => 
   '0020-mcp-oauth-flows': mcpOauthFlows,
   '0021-agent-network': agentNetwork,
   '0022-schedules': schedules,
+  '0023-threads-by-team': threadsByTeam,
 });
 
 /** `seal` seals secrets that older versions stored in plain text (migration 0013 needs it when there are any). */

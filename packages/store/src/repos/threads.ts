@@ -13,6 +13,37 @@ export function findThread(db: Db, id: string): Promise<ThreadRow | undefined> {
   return db.selectFrom('threads').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** A page of threads, newest first: of these teams, narrowed to what is given. */
+export interface ThreadPageQuery {
+  teamIds: readonly string[];
+  agentId?: string;
+  threadId?: string;
+  status?: ThreadStatus;
+  /** The last thread of the previous page: this page starts after it. */
+  after?: { createdAt: string; id: string };
+  limit: number;
+}
+
+export function listThreadPage(db: Db, query: ThreadPageQuery): Promise<ThreadRow[]> {
+  if (query.teamIds.length === 0) return Promise.resolve([]);
+  let select = db
+    .selectFrom('threads')
+    .selectAll()
+    .where('team_id', 'in', [...query.teamIds]);
+  if (query.agentId !== undefined) select = select.where('agent_id', '=', query.agentId);
+  if (query.threadId !== undefined) select = select.where('id', '=', query.threadId);
+  if (query.status !== undefined) select = select.where('status', '=', query.status);
+  const after = query.after;
+  if (after)
+    select = select.where((eb) =>
+      eb.or([
+        eb('created_at', '<', after.createdAt),
+        eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)]),
+      ]),
+    );
+  return select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+}
+
 /**
  * Locks the thread row for the rest of the transaction (PostgreSQL row lock; SQLite has one writer)
  * by touching it, and answers the row as it now stands. Every write that orders rows within a

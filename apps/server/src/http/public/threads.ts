@@ -1,10 +1,12 @@
 import {
   appendMessages,
   createThread,
+  decodeThreadCursor,
   getThread,
   interruptThread,
   listThreadEvents,
   listThreadMessages,
+  listThreads,
   type Services,
 } from '@paddock/core';
 import {
@@ -16,6 +18,8 @@ import {
   threadEventsPageSchema,
   threadEventsQuerySchema,
   threadHandleSchema,
+  threadListQuerySchema,
+  threadPageSchema,
   threadParamsSchema,
   threadSchema,
   transcriptMessageSchema,
@@ -27,6 +31,12 @@ import { ctxOf } from '../context.ts';
 import { stopErrors } from './tasks.ts';
 
 const publish = { auth: { scope: 'publish' as const } };
+
+/** A cursor the service did not give is a D3 422 naming it. */
+const listQuery = threadListQuerySchema.superRefine((query, ctx) => {
+  if (query.cursor !== undefined && !decodeThreadCursor(query.cursor))
+    ctx.addIssue({ code: 'custom', path: ['cursor'], message: 'not a cursor this service gave' });
+});
 
 export function threadRoutes(app: FastifyInstance, services: Services): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -56,6 +66,19 @@ export function threadRoutes(app: FastifyInstance, services: Services): void {
     },
     async (request, reply) =>
       reply.code(201).send(await createThread(ctxOf(services, request), services, { input: request.body })),
+  );
+
+  r.get(
+    '/v2/threads',
+    {
+      schema: {
+        operationId: 'listThreads',
+        summary: "List the caller's threads, newest first (beyond the spec)",
+        querystring: listQuery,
+        response: { 200: threadPageSchema },
+      },
+    },
+    (request) => listThreads(ctxOf(services, request), request.query),
   );
 
   r.get(
