@@ -31,6 +31,7 @@ import { threadRoutes } from './public/threads.ts';
 import { uploadRoutes } from './public/uploads.ts';
 import { type RunnerLinkOptions, runnerLinkRoutes } from './runner-link.ts';
 import { tusUploadRoutes } from './tus-uploads.ts';
+import { webAppRoutes } from './web-app.ts';
 
 export interface AppOptions {
   services: Services;
@@ -48,6 +49,8 @@ export interface AppOptions {
   uploadDatastore: DataStore;
   /** The endpoint runners connect to: the deployment's detached ones, and self-hosted ones. */
   runnerLink?: Omit<RunnerLinkOptions, 'authenticator' | 'services'>;
+  /** The built web app (D17), served at `/`. */
+  webDir: string;
 }
 
 /** The HTTP surface: wiring only. Routes parse with protocol schemas and call one core verb. */
@@ -113,6 +116,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   eventStreamRoutes(app, options.services, { keepaliveMs: options.keepaliveMs });
   gatewayRoutes(app, options.services, options.models);
   await controlPlaneRoutes(app, options.services);
+  await webAppRoutes(app, options.webDir);
   if (options.runnerLink)
     await runnerLinkRoutes(app, {
       ...options.runnerLink,

@@ -48,6 +48,7 @@ export function paddockApp(
     trustProxy: config.PADDOCK_TRUST_PROXY,
     keepaliveMs: config.PADDOCK_SSE_KEEPALIVE_MS,
     uploadDatastore: parts.uploadDatastore,
+    webDir: config.webDir,
     runnerLink: {
       deployment: detached && {
         hub: detached,

@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseAddressRanges } from '@paddock/core';
 import { acpHarnesses, machineSizes } from '@paddock/protocol';
 import { defaultDockerHost, defaultSandboxImage, parseDockerHost } from '@paddock/sandbox';
@@ -50,6 +51,8 @@ const configSchema = z.object({
   PADDOCK_DATA_DIR: z.string().min(1).default('./.paddock'),
   /** The runner's cache of ACP programs (D9); default `<data dir>/harnesses`. */
   PADDOCK_HARNESS_CACHE: z.string().min(1).optional(),
+  /** The built web app served at `/` (D17); default this checkout's `apps/web/dist`. */
+  PADDOCK_WEB_DIR: z.string().min(1).optional(),
   DATABASE_URL: z
     .string()
     .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must be a postgres:// URL (or sqlite:)')
@@ -194,7 +197,14 @@ const configSchema = z.object({
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
 });
 
-export type Config = z.infer<typeof configSchema> & { dataDir: string; harnessCacheDir: string };
+export type Config = z.infer<typeof configSchema> & {
+  dataDir: string;
+  harnessCacheDir: string;
+  webDir: string;
+};
+
+/** Where `npm run build -w @paddock/web` writes the web app. */
+const builtWebApp = fileURLToPath(new URL('../../../web/dist', import.meta.url));
 
 /** Parses the environment; a bad value throws one line naming the variable. */
 export function parseConfig(env: Record<string, string | undefined>): Config {
@@ -215,7 +225,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   }
   const dataDir = resolve(result.data.PADDOCK_DATA_DIR);
   const harnessCacheDir = resolve(result.data.PADDOCK_HARNESS_CACHE ?? join(dataDir, 'harnesses'));
-  return { ...result.data, dataDir, harnessCacheDir };
+  const webDir = resolve(result.data.PADDOCK_WEB_DIR ?? builtWebApp);
+  return { ...result.data, dataDir, harnessCacheDir, webDir };
 }
 
 /**

@@ -1,0 +1,106 @@
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { testDatabases } from '@paddock/testing';
+import { startTestServer, type TestServer } from '@paddock/testing/server';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/** Debian's Chromium (the README's set-up installs it); the suite says so rather than passing without it. */
+const executablePath = '/usr/bin/chromium';
+/** Screenshots of every page, kept after the run (gitignored). */
+const artifacts = resolve(import.meta.dirname, '../../../test-artifacts/web');
+
+describe.each(testDatabases().slice(0, 1))('the web app in a real browser on $name', (database) => {
+  let server: TestServer;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    mkdirSync(artifacts, { recursive: true });
+    server = await startTestServer(database);
+    browser = await chromium.launch({
+      executablePath,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  const shot = (name: string) => page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+  const createThread = async (input: string) =>
+    (
+      (await (
+        await server.request('POST', '/v2/threads', { body: { agent: { instructions: 'web test' }, input } })
+      ).json()) as {
+        thread_id: string;
+      }
+    ).thread_id;
+
+  it('signs in with the built-in login; a wrong password is said, not thrown', async () => {
+    await page.goto(server.url);
+    await page.waitForURL(/\/sign-in/);
+    await page.getByLabel('User name').fill('admin');
+    await page.getByLabel('Password').fill('wrong');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/.+/);
+    await shot('sign-in-refused');
+    await page.getByLabel('Password').fill('test-password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Threads' }).waitFor();
+    await shot('threads-empty');
+  });
+
+  it('shows a thread created over the API without a reload, and its transcript live', async () => {
+    const threadId = await createThread('::sh echo from-the-api');
+    const row = page.locator(`tr[data-thread-id="${threadId}"]`);
+    await row.waitFor({ timeout: 10_000 });
+    await shot('threads');
+    await row.getByRole('link').click();
+    await page.waitForURL(new RegExp(`/threads/${threadId}`));
+    const transcript = page.getByRole('list', { name: 'Transcript' });
+    await transcript.getByText('from-the-api', { exact: false }).first().waitFor({ timeout: 30_000 });
+    await expect
+      .poll(() => page.getByTestId('thread-status').textContent(), { timeout: 30_000 })
+      .toBe('idle');
+    await shot('thread');
+  });
+
+  it('sends a follow-up typed in the page, whose reply streams in; Stop settles a long turn', async () => {
+    await page.getByLabel('Follow-up').fill('hello from the page');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByText('You said: hello from the page').waitFor({ timeout: 30_000 });
+    await expect
+      .poll(() => page.getByTestId('thread-status').textContent(), { timeout: 30_000 })
+      .toBe('idle');
+
+    await page.getByLabel('Follow-up').fill('::sleep 60000');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect
+      .poll(() => page.getByTestId('thread-status').textContent(), { timeout: 30_000 })
+      .toBe('running');
+    await shot('thread-running');
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await page.getByText('turn ended: cancelled').waitFor({ timeout: 30_000 });
+    await expect
+      .poll(() => page.getByTestId('thread-status').textContent(), { timeout: 30_000 })
+      .toBe('idle');
+    await shot('thread-stopped');
+  });
+
+  it('fits a phone-width screen, and the API keeps its own 404s', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(server.url);
+    await page.getByRole('heading', { name: 'Threads' }).waitFor();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await shot('threads-390');
+    const missing = await fetch(`${server.url}/v2/nothing-here`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ detail: 'Not Found' });
+    const deep = await fetch(`${server.url}/threads/some-id`);
+    expect(deep.headers.get('content-type')).toMatch(/text\/html/);
+  });
+});
