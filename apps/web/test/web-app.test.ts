@@ -1,4 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
@@ -7,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /** Debian's Chromium (the README's set-up installs it); the suite says so rather than passing without it. */
 const executablePath = '/usr/bin/chromium';
+const axeScript = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 /** Screenshots of every page, kept after the run (gitignored). */
 const artifacts = resolve(import.meta.dirname, '../../../test-artifacts/web');
 
@@ -29,7 +33,18 @@ describe.each(testDatabases().slice(0, 1))('the web app in a real browser on $na
     await server?.close();
   });
 
-  const shot = (name: string) => page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+  /** A screenshot of the page as it stands, after axe found nothing to say about it. */
+  const shot = async (name: string) => {
+    await page.addScriptTag({ path: axeScript });
+    const violations = await page.evaluate(async () => {
+      const { axe } = window as unknown as {
+        axe: { run(): Promise<{ violations: { id: string; help: string }[] }> };
+      };
+      return (await axe.run()).violations.map((v) => `${v.id}: ${v.help}`);
+    });
+    expect(violations, `axe on ${name}`).toEqual([]);
+    await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+  };
   const createThread = async (input: string) =>
     (
       (await (
@@ -88,6 +103,39 @@ describe.each(testDatabases().slice(0, 1))('the web app in a real browser on $na
       .poll(() => page.getByTestId('thread-status').textContent(), { timeout: 30_000 })
       .toBe('idle');
     await shot('thread-stopped');
+  });
+
+  it('uploads a file that appears in the tree, previews it, and downloads it intact', async () => {
+    const text = 'hello from an uploaded file\n';
+    await page.locator('input[type=file]').setInputFiles({
+      name: 'notes.txt',
+      mimeType: 'text/plain',
+      buffer: Buffer.from(text),
+    });
+    await page.getByRole('button', { name: 'notes.txt' }).waitFor({ timeout: 30_000 });
+    await expect.poll(() => page.getByTestId('file-text').textContent(), { timeout: 10_000 }).toBe(text);
+    const binary = randomBytes(3 * 1024 * 1024 + 17);
+    await page.locator('input[type=file]').setInputFiles({
+      name: 'data.bin',
+      mimeType: 'application/octet-stream',
+      buffer: binary,
+    });
+    await page.getByRole('button', { name: 'data.bin' }).waitFor({ timeout: 60_000 });
+    await page.getByText('No preview: 3145745 bytes, not text.').waitFor();
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'Download' }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe('data.bin');
+    expect((await readFile((await download.path())!)).equals(binary)).toBe(true);
+    // A file the agent writes appears once its turn ends.
+    await page.getByLabel('Follow-up').fill('::sh echo made > made-by-agent.txt');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByRole('button', { name: 'made-by-agent.txt' }).waitFor({ timeout: 30_000 });
+    await shot('thread-files');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await shot('thread-files-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
   });
 
   it('fits a phone-width screen, and the API keeps its own 404s', async () => {

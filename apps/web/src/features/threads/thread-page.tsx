@@ -2,6 +2,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useCallback, useState } from 'react';
 import { useParams } from 'react-router';
 import { client } from '../../session.ts';
+import { FilesPanel } from '../files/files-panel.tsx';
 import { ErrorNote } from './error-note.tsx';
 import type { Entry } from './transcript.ts';
 import { useTranscript } from './use-transcript.ts';
@@ -60,6 +61,8 @@ export function ThreadPage() {
     (type: string) => {
       if (['turn.started', 'turn.ended', 'idle'].includes(type))
         void queries.invalidateQueries({ queryKey: ['thread', threadId] });
+      // A turn's tools may have changed the workspace.
+      if (type === 'turn.ended') void queries.invalidateQueries({ queryKey: ['files', threadId] });
     },
     [queries, threadId],
   );
@@ -135,6 +138,7 @@ export function ThreadPage() {
         </button>
       </form>
       {actionError !== null && <ErrorNote error={actionError} />}
+      <FilesPanel threadId={threadId} />
     </section>
   );
 }
