@@ -3,7 +3,7 @@ import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentSpec, allEvents, json, settled } from './helpers.ts';
+import { adminTokenWith, agentSpec, allEvents, json, settled } from './helpers.ts';
 
 interface AgentRecord {
   id: string;
@@ -72,6 +72,37 @@ describe.each(testDatabases())('GET and PATCH /v2/agents on $name', (database) =
 
     const cleared = await json<AgentRecord>(await patch(agent_id, { entrypoint: null, model: null }), 200);
     expect(cleared).toMatchObject({ entrypoint: null, model: null, instructions: 'new instructions' });
+  });
+
+  it('sets and removes one secret, keeping the others, answering names only; needs publish', async () => {
+    const { agent_id } = await newAgent({ secrets: { KEEP: 'kept-value', SWAP: 'first-value' } });
+    const secret = (name: string, method: 'PUT' | 'DELETE', value?: string, token?: string) =>
+      server.request(method, `/v2/agents/${agent_id}/secrets/${name}`, {
+        body: value === undefined ? undefined : { value },
+        token,
+      });
+    const set = await json<AgentRecord>(await secret('SWAP', 'PUT', 'second-value'), 200);
+    expect(set.secret_names.sort()).toEqual(['KEEP', 'SWAP']);
+    expect(JSON.stringify(set)).not.toMatch(/kept-value|second-value/);
+    const added = await json<AgentRecord>(await secret('NEW_ONE', 'PUT', 'third-value'), 200);
+    expect(added.secret_names.sort()).toEqual(['KEEP', 'NEW_ONE', 'SWAP']);
+    const removed = await json<AgentRecord>(await secret('NEW_ONE', 'DELETE'), 200);
+    expect(removed.secret_names.sort()).toEqual(['KEEP', 'SWAP']);
+    // The sandbox sees the kept value and the new one.
+    const thread = await json<{ thread_id: string }>(
+      await server.request('POST', '/v2/threads', {
+        body: { agent_id, input: '::sh echo "[$KEEP][$SWAP]"' },
+      }),
+      201,
+    );
+    await settled(server, thread.thread_id);
+    const tool = (await allEvents(server, thread.thread_id)).find((e) => e.type === 'tool_call.end');
+    expect(tool?.data).toMatchObject({ output: '[kept-value][second-value]\n' });
+
+    expect((await secret('not-a-name!', 'PUT', 'x')).status).toBe(422);
+    const reader = await adminTokenWith(server, ['read']);
+    expect((await secret('SWAP', 'PUT', 'x', reader)).status).toBe(403);
+    expect((await secret('SWAP', 'DELETE', undefined, reader)).status).toBe(403);
   });
 
   it('GET answers the record PATCH answers, to any scope; a bound credential reaches only its own agent', async () => {

@@ -351,6 +351,7 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
         'team_id',
         'orch_id',
         'schedule_id',
+        'secret_name',
         'asset',
         'model',
         'server_name',

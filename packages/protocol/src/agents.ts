@@ -135,3 +135,6 @@ export const agentRecordSchema = z.object({
 export type AgentRecord = z.infer<typeof agentRecordSchema>;
 
 export const agentParamsSchema = z.object({ agent_id: z.uuid() });
+export const agentSecretParamsSchema = z.object({ agent_id: z.uuid(), secret_name: envNameSchema });
+/** `PUT /v2/agents/{agent_id}/secrets/{secret_name}` (beyond the spec): one secret's new value. */
+export const agentSecretBodySchema = z.strictObject({ value: z.string().max(64_000) });

@@ -196,6 +196,19 @@ export function createClient(options: ClientOptions) {
           body: patch,
           replaySafe: true,
         }),
+      /** `PUT /v2/agents/{id}/secrets/{name}`: sets one secret, keeping the others; answers names only. */
+      setSecret: (agentId: string, name: string, value: string, opts: CallOptions = {}) =>
+        http.json<AgentRecord>('PUT', path`/v2/agents/${agentId}/secrets/${name}`, {
+          ...opts,
+          body: { value },
+          replaySafe: true,
+        }),
+      /** `DELETE /v2/agents/{id}/secrets/{name}`. */
+      deleteSecret: (agentId: string, name: string, opts: CallOptions = {}) =>
+        http.json<AgentRecord>('DELETE', path`/v2/agents/${agentId}/secrets/${name}`, {
+          ...opts,
+          replaySafe: true,
+        }),
     },
   };
 }

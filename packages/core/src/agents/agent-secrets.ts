@@ -1,8 +1,8 @@
-import { envNameSchema } from '@paddock/protocol';
+import { type AgentRecord, envNameSchema } from '@paddock/protocol';
 import { reachableAgent } from '../auth/access.ts';
 import type { Ctx, Services } from '../context.ts';
 import { PaddockError } from '../errors.ts';
-import { applyAgentPatch, specOf } from './update-agent.ts';
+import { applyAgentPatch, specOf, toAgentRecord } from './update-agent.ts';
 
 /** `GET /agents/{agent_id}/secrets`: the agent's secrets in plaintext (sealed at rest). */
 export async function getAgentSecrets(
@@ -36,5 +36,23 @@ export async function putAgentSecrets(
     const agent = await reachableAgent(trx, ctx.actor, agentId, { peers: false });
     const updated = await applyAgentPatch(ctx, services, trx, agent, { secrets });
     return { secrets: specOf(services, updated).secrets ?? {} };
+  });
+}
+
+/**
+ * `PUT /v2/agents/{agent_id}/secrets/{secret_name}` and `DELETE …` (beyond the spec): sets or removes one
+ * secret, keeping the others, and answers the agent with secret names only, so a client (the web
+ * app) replaces a value without ever reading one.
+ */
+export async function setAgentSecret(
+  ctx: Ctx,
+  services: Pick<Services, 'secrets'>,
+  { agentId, name, value }: { agentId: string; name: string; value: string | null },
+): Promise<AgentRecord> {
+  return ctx.store.transaction(async (trx) => {
+    const agent = await reachableAgent(trx, ctx.actor, agentId, { peers: false });
+    const { [name]: _old, ...others } = specOf(services, agent).secrets ?? {};
+    const secrets = value === null ? others : { ...others, [name]: value };
+    return toAgentRecord(services, await applyAgentPatch(ctx, services, trx, agent, { secrets }));
   });
 }

@@ -1,5 +1,11 @@
-import { getAgent, type Services, updateAgent } from '@paddock/core';
-import { agentParamsSchema, agentPatchSchema, agentRecordSchema } from '@paddock/protocol';
+import { getAgent, type Services, setAgentSecret, updateAgent } from '@paddock/core';
+import {
+  agentParamsSchema,
+  agentPatchSchema,
+  agentRecordSchema,
+  agentSecretBodySchema,
+  agentSecretParamsSchema,
+} from '@paddock/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { sandboxCannotRewriteAgent } from '../auth.ts';
@@ -44,6 +50,47 @@ export function agentRoutes(app: FastifyInstance, services: Services): void {
       updateAgent(ctxOf(services, request), services, {
         agentId: request.params.agent_id,
         patch: request.body,
+      }),
+  );
+  // One secret at a time (beyond the spec): the others are kept, and no answer holds a value.
+  const secretWrite = { auth: { scope: 'publish' as const, refuseBound: sandboxCannotRewriteAgent } };
+  r.put(
+    '/v2/agents/:agent_id/secrets/:secret_name',
+    {
+      config: secretWrite,
+      schema: {
+        operationId: 'setAgentSecret',
+        summary: "Set one of an agent's secrets (the others are kept)",
+        params: agentSecretParamsSchema,
+        body: agentSecretBodySchema,
+        errors: ['agent_not_found', 'conflict'],
+        response: { 200: agentRecordSchema },
+      },
+    },
+    (request) =>
+      setAgentSecret(ctxOf(services, request), services, {
+        agentId: request.params.agent_id,
+        name: request.params.secret_name,
+        value: request.body.value,
+      }),
+  );
+  r.delete(
+    '/v2/agents/:agent_id/secrets/:secret_name',
+    {
+      config: secretWrite,
+      schema: {
+        operationId: 'deleteAgentSecret',
+        summary: "Remove one of an agent's secrets",
+        params: agentSecretParamsSchema,
+        errors: ['agent_not_found', 'conflict'],
+        response: { 200: agentRecordSchema },
+      },
+    },
+    (request) =>
+      setAgentSecret(ctxOf(services, request), services, {
+        agentId: request.params.agent_id,
+        name: request.params.secret_name,
+        value: null,
       }),
   );
 }
