@@ -1,4 +1,6 @@
-import { createBrowserRouter, Navigate, Outlet, useNavigate } from 'react-router';
+import { createBrowserRouter, Link, Navigate, Outlet, useNavigate } from 'react-router';
+import { AgentPage } from './features/agents/agent-page.tsx';
+import { AgentsPage } from './features/agents/agents-page.tsx';
 import { SignInPage } from './features/sign-in/sign-in-page.tsx';
 import { ThreadPage } from './features/threads/thread-page.tsx';
 import { ThreadsPage } from './features/threads/threads-page.tsx';
@@ -12,11 +14,11 @@ function SignedIn() {
   return (
     <>
       <header className="bar">
-        <a className="brand" href="/">
+        <Link className="brand" to="/">
           Paddock
-        </a>
+        </Link>
         <nav aria-label="Main">
-          <a href="/">Threads</a>
+          <Link to="/">Threads</Link> <Link to="/agents">Agents</Link>
         </nav>
         <button
           type="button"
@@ -43,6 +45,8 @@ export const router = createBrowserRouter([
     children: [
       { path: '/', element: <ThreadsPage /> },
       { path: '/threads/:threadId', element: <ThreadPage /> },
+      { path: '/agents', element: <AgentsPage /> },
+      { path: '/agents/:agentId', element: <AgentPage /> },
     ],
   },
   { path: '*', element: <Navigate to="/" replace /> },

@@ -18,6 +18,8 @@ describe.each(testDatabases().slice(0, 1))('the web app in a real browser on $na
   let server: TestServer;
   let browser: Browser;
   let page: Page;
+  /** Every response body the page received. */
+  const received: string[] = [];
 
   beforeAll(async () => {
     mkdirSync(artifacts, { recursive: true });
@@ -27,6 +29,12 @@ describe.each(testDatabases().slice(0, 1))('the web app in a real browser on $na
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
     });
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    page.on('response', (response) => {
+      void response.text().then(
+        (body) => received.push(body),
+        () => {},
+      );
+    });
   });
   afterAll(async () => {
     await browser?.close();
@@ -136,6 +144,32 @@ describe.each(testDatabases().slice(0, 1))('the web app in a real browser on $na
     await page.emulateMedia({ colorScheme: 'dark' });
     await shot('thread-files-dark');
     await page.emulateMedia({ colorScheme: 'light' });
+  });
+
+  it("shows the thread's agent, whose secret is set and replaced and never displayed", async () => {
+    await page.getByRole('link', { name: 'Agent', exact: true }).click();
+    await page.getByRole('heading', { name: 'Secrets' }).waitFor();
+    const agentId = page.url().split('/agents/')[1]!;
+    await page.getByLabel('Name').fill('API_KEY');
+    await page.getByLabel('Value').fill('first-secret-value');
+    await page.getByRole('button', { name: 'Add secret' }).click();
+    await page.getByText('API_KEY saved').waitFor();
+    await page.getByRole('button', { name: 'Replace API_KEY' }).click();
+    await page.getByLabel('New value for API_KEY').fill('second-secret-value');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('API_KEY saved').waitFor();
+    const { secrets } = (await (await server.request('GET', `/v2/cli/agents/${agentId}/secrets`)).json()) as {
+      secrets: Record<string, string>;
+    };
+    expect(secrets).toEqual({ API_KEY: 'second-secret-value' });
+    // Neither value is on the page, in its markup, or in anything it fetched.
+    const html = await page.content();
+    expect(html).not.toMatch(/first-secret-value|second-secret-value/);
+    expect(received.filter((body) => /first-secret-value|second-secret-value/.test(body))).toEqual([]);
+    await shot('agent');
+    await page.getByRole('link', { name: 'Agents' }).click();
+    await page.locator(`a[href="/agents/${agentId}"]`).waitFor();
+    await shot('agents');
   });
 
   it('fits a phone-width screen, and the API keeps its own 404s', async () => {

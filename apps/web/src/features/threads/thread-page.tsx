@@ -1,6 +1,6 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useCallback, useState } from 'react';
-import { useParams } from 'react-router';
+import { Link, useParams } from 'react-router';
 import { client } from '../../session.ts';
 import { FilesPanel } from '../files/files-panel.tsx';
 import { ErrorNote } from './error-note.tsx';
@@ -111,6 +111,7 @@ export function ThreadPage() {
             {status}
           </span>
         )}
+        {thread.data && <Link to={`/agents/${thread.data.agent_id}`}>Agent</Link>}
         <button type="button" className="danger" onClick={stop} disabled={status !== 'running' || stopping}>
           {stopping ? 'Stopping…' : 'Stop'}
         </button>

@@ -1,7 +1,7 @@
 import type { ThreadPage } from '@paddock/sdk';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Link } from 'react-router';
+import { Link, useSearchParams } from 'react-router';
 import { client } from '../../session.ts';
 import { ErrorNote } from './error-note.tsx';
 
@@ -11,7 +11,8 @@ const statuses: Status[] = ['running', 'idle', 'success', 'fail', 'need_more_inf
 /** The caller's threads, newest first, refreshed every two seconds: new ones appear without a reload. */
 export function ThreadsPage() {
   const [status, setStatus] = useState<Status | ''>('');
-  const [agent, setAgent] = useState('');
+  const [params] = useSearchParams();
+  const [agent, setAgent] = useState(params.get('agent') ?? '');
   const agentId = /^[0-9a-f-]{36}$/i.test(agent.trim()) ? agent.trim() : undefined;
   const threads = useQuery({
     queryKey: ['threads', status, agentId],

@@ -1,0 +1,66 @@
+import { useQuery } from '@tanstack/react-query';
+import { Link, useParams } from 'react-router';
+import { client } from '../../session.ts';
+import { ErrorNote } from '../threads/error-note.tsx';
+import { SecretsPanel } from './secrets-panel.tsx';
+
+const policy = (network: unknown) =>
+  typeof network === 'string'
+    ? network
+    : `allow ${((network as { allow: string[] }).allow ?? []).join(', ')}`;
+
+/** An agent: its spec as threads run it, its secrets by name, its schedules and its threads. */
+export function AgentPage() {
+  const { agentId = '' } = useParams();
+  const agent = useQuery({
+    queryKey: ['agent', agentId],
+    queryFn: ({ signal }) => client().agents.get(agentId, { signal }),
+  });
+  const schedules = useQuery({
+    queryKey: ['schedules', agentId],
+    queryFn: ({ signal }) => client().cli.agents.schedules(agentId, { signal }),
+  });
+  if (agent.isPending) return <p aria-busy="true">Loading the agent…</p>;
+  if (agent.isError) return <ErrorNote error={agent.error} />;
+  const a = agent.data;
+  return (
+    <section aria-labelledby="agent-heading" className="agent">
+      <h1 id="agent-heading">{a.title}</h1>
+      <p>
+        <Link to={`/?agent=${a.id}`}>Its threads</Link>
+      </p>
+      <dl className="spec">
+        <dt>Harness</dt>
+        <dd>{a.harness}</dd>
+        <dt>Model</dt>
+        <dd>{a.model ?? 'the deployment default'}</dd>
+        <dt>Machine</dt>
+        <dd>
+          {a.machine_kind}, size {a.machine_size}
+        </dd>
+        <dt>Network</dt>
+        <dd>{policy(a.network)}</dd>
+        <dt>MCP servers</dt>
+        <dd>{a.mcp_servers.length ? a.mcp_servers.map((s) => s.name).join(', ') : 'none'}</dd>
+        <dt>Skills</dt>
+        <dd>{a.skills.length ? a.skills.map((s) => s.source).join(', ') : 'none'}</dd>
+      </dl>
+      <h2>Instructions</h2>
+      {a.instructions ? <pre className="instructions">{a.instructions}</pre> : <p className="empty">None.</p>}
+      <SecretsPanel agentId={a.id} names={a.secret_names} />
+      <section aria-labelledby="schedules-heading">
+        <h2 id="schedules-heading">Schedules</h2>
+        {schedules.isError && <ErrorNote error={schedules.error} />}
+        {schedules.data?.items.length === 0 && <p className="empty">No schedules.</p>}
+        <ul>
+          {schedules.data?.items.map((s) => (
+            <li key={s.id}>
+              <code>{s.name}</code>: <code>{s.cron}</code> ({s.time_zone}){s.enabled ? '' : ', disabled'},
+              sends “{s.input}”
+            </li>
+          ))}
+        </ul>
+      </section>
+    </section>
+  );
+}
