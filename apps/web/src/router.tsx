@@ -1,6 +1,8 @@
 import { createBrowserRouter, Link, Navigate, Outlet, useNavigate } from 'react-router';
 import { AgentPage } from './features/agents/agent-page.tsx';
 import { AgentsPage } from './features/agents/agents-page.tsx';
+import { SystemPage } from './features/settings/system-page.tsx';
+import { TokensPage } from './features/settings/tokens-page.tsx';
 import { SignInPage } from './features/sign-in/sign-in-page.tsx';
 import { ThreadPage } from './features/threads/thread-page.tsx';
 import { ThreadsPage } from './features/threads/threads-page.tsx';
@@ -18,7 +20,8 @@ function SignedIn() {
           Paddock
         </Link>
         <nav aria-label="Main">
-          <Link to="/">Threads</Link> <Link to="/agents">Agents</Link>
+          <Link to="/">Threads</Link> <Link to="/agents">Agents</Link> <Link to="/system">Harnesses</Link>{' '}
+          <Link to="/tokens">Tokens</Link>
         </nav>
         <button
           type="button"
@@ -47,6 +50,8 @@ export const router = createBrowserRouter([
       { path: '/threads/:threadId', element: <ThreadPage /> },
       { path: '/agents', element: <AgentsPage /> },
       { path: '/agents/:agentId', element: <AgentPage /> },
+      { path: '/system', element: <SystemPage /> },
+      { path: '/tokens', element: <TokensPage /> },
     ],
   },
   { path: '*', element: <Navigate to="/" replace /> },

@@ -150,8 +150,8 @@ describe.each(testDatabases().slice(0, 1))('the web app in a real browser on $na
     await page.getByRole('link', { name: 'Agent', exact: true }).click();
     await page.getByRole('heading', { name: 'Secrets' }).waitFor();
     const agentId = page.url().split('/agents/')[1]!;
-    await page.getByLabel('Name').fill('API_KEY');
-    await page.getByLabel('Value').fill('first-secret-value');
+    await page.getByLabel('Secret name').fill('API_KEY');
+    await page.getByLabel('Secret value').fill('first-secret-value');
     await page.getByRole('button', { name: 'Add secret' }).click();
     await page.getByText('API_KEY saved').waitFor();
     await page.getByRole('button', { name: 'Replace API_KEY' }).click();
@@ -170,6 +170,48 @@ describe.each(testDatabases().slice(0, 1))('the web app in a real browser on $na
     await page.getByRole('link', { name: 'Agents' }).click();
     await page.locator(`a[href="/agents/${agentId}"]`).waitFor();
     await shot('agents');
+  });
+
+  it('mints an agent key shown once, and revokes it', async () => {
+    await page.getByRole('link', { name: 'Agents' }).click();
+    await page.locator('a[href^="/agents/"]').first().click();
+    await page.getByLabel('Key name').fill('ci-key');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = (await page.getByTestId('minted-key').textContent())!;
+    expect(key).toMatch(/^pdk_/);
+    const use = () => server.request('GET', '/v2/threads?limit=1', { token: key });
+    expect((await use()).status).toBe(200);
+    await page.getByRole('button', { name: 'Done' }).click();
+    await expect.poll(() => page.getByTestId('minted-key').count()).toBe(0);
+    expect(await page.content()).not.toContain(key);
+    await shot('agent-keys');
+    await page.getByRole('button', { name: 'Revoke ci-key' }).click();
+    await page.getByText('No keys.').waitFor();
+    expect((await use()).status).toBe(401);
+  });
+
+  it('mints a personal token shown once, lists it by prefix, and revokes it', async () => {
+    await page.getByRole('link', { name: 'Tokens' }).click();
+    await page.getByLabel('Name').fill('laptop');
+    await page.getByLabel('publish').check();
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const token = (await page.getByTestId('minted-token').textContent())!;
+    expect(token).toMatch(/^pdk_pat_/);
+    const use = () => server.request('GET', '/v2/threads?limit=1', { token });
+    expect((await use()).status).toBe(200);
+    const row = page.getByRole('row', { name: /laptop/ });
+    await expect.poll(() => row.textContent()).toContain('read, publish');
+    await shot('tokens');
+    await page.getByRole('button', { name: 'Revoke laptop' }).click();
+    await expect.poll(() => row.count()).toBe(0);
+    expect((await use()).status).toBe(401);
+  });
+
+  it('lists the harnesses and the sandbox providers', async () => {
+    await page.getByRole('link', { name: 'Harnesses' }).click();
+    await page.getByRole('cell', { name: 'coding_alpha' }).waitFor();
+    await page.getByRole('cell', { name: 'sandbox_a' }).waitFor();
+    await shot('system');
   });
 
   it('fits a phone-width screen, and the API keeps its own 404s', async () => {

@@ -9,7 +9,9 @@ import {
   type FileList,
   type FileTransfer,
   type FileTreeNode,
+  type HarnessListing,
   type InputReceipt,
+  type MachineCapabilities,
   newId,
   type SubmitTaskInputResponse,
   type submitTaskInputBodySchema,
@@ -186,6 +188,10 @@ export function createClient(options: ClientOptions) {
         }),
     },
     uploads,
+    /** `GET /v2/harnesses`: each harness value, its program and version, installed or not, its dialect and abilities. */
+    harnesses: (opts?: CallOptions) => read<{ items: HarnessListing[] }>('/v2/harnesses', opts),
+    /** `GET /v2/machines/capabilities`: each sandbox provider, its sizes, and whether agents may use it. */
+    machines: (opts?: CallOptions) => read<MachineCapabilities>('/v2/machines/capabilities', opts),
     agents: {
       /** `GET /v2/agents/{id}`. */
       get: (agentId: string, opts?: CallOptions) => read<AgentRecord>(path`/v2/agents/${agentId}`, opts),

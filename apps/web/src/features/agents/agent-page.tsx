@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import { client } from '../../session.ts';
 import { ErrorNote } from '../threads/error-note.tsx';
+import { KeysPanel } from './keys-panel.tsx';
 import { SecretsPanel } from './secrets-panel.tsx';
 
 const policy = (network: unknown) =>
@@ -48,6 +49,7 @@ export function AgentPage() {
       <h2>Instructions</h2>
       {a.instructions ? <pre className="instructions">{a.instructions}</pre> : <p className="empty">None.</p>}
       <SecretsPanel agentId={a.id} names={a.secret_names} />
+      <KeysPanel agentId={a.id} />
       <section aria-labelledby="schedules-heading">
         <h2 id="schedules-heading">Schedules</h2>
         {schedules.isError && <ErrorNote error={schedules.error} />}

@@ -75,11 +75,11 @@ export function SecretsPanel({ agentId, names }: { agentId: string; names: strin
       </ul>
       <form onSubmit={(e) => submit(e)} className="inline">
         <label>
-          Name
+          Secret name
           <input name="name" pattern="[A-Za-z_][A-Za-z0-9_]*" required autoComplete="off" />
         </label>
         <label>
-          Value
+          Secret value
           <input name="value" type="password" autoComplete="off" required />
         </label>
         <button type="submit">Add secret</button>
