@@ -18,6 +18,8 @@ describe.each(testDatabases().slice(0, 1))('the web app in a real browser on $na
   let server: TestServer;
   let browser: Browser;
   let page: Page;
+  /** The thread the API made, which the later tests come back to. */
+  let firstThread = '';
   /** Every response body the page received. */
   const received: string[] = [];
 
@@ -78,6 +80,7 @@ describe.each(testDatabases().slice(0, 1))('the web app in a real browser on $na
 
   it('shows a thread created over the API without a reload, and its transcript live', async () => {
     const threadId = await createThread('::sh echo from-the-api');
+    firstThread = threadId;
     const row = page.locator(`tr[data-thread-id="${threadId}"]`);
     await row.waitFor({ timeout: 10_000 });
     await shot('threads');
@@ -188,6 +191,35 @@ describe.each(testDatabases().slice(0, 1))('the web app in a real browser on $na
     await page.getByRole('button', { name: 'Revoke ci-key' }).click();
     await page.getByText('No keys.').waitFor();
     expect((await use()).status).toBe(401);
+  });
+
+  it("runs an agent's evals against its thread and shows the verdicts", async () => {
+    const agentId = page.url().split('/agents/')[1]!;
+    const manifest = `/v2/cli/agents/${agentId}/manifest`;
+    const { components } = (await (await server.request('GET', manifest)).json()) as { components: object[] };
+    const evalOf = (name: string, criteria: string) => ({
+      type: 'eval',
+      name,
+      files: [{ path: 'criteria.md', content: criteria }],
+    });
+    const published = await server.request('PUT', manifest, {
+      body: {
+        components: [
+          ...components,
+          evalOf('mentions-the-api', '::expect from-the-api'),
+          evalOf('says-goodbye', '::expect goodbye'),
+        ],
+      },
+    });
+    expect(published.status).toBe(200);
+    await page.reload();
+    await page.getByText('mentions-the-api').first().waitFor();
+    await page.getByLabel('Thread to judge').fill(firstThread);
+    await page.getByRole('button', { name: 'Run the evals' }).click();
+    const row = (name: string) => page.getByRole('row', { name: new RegExp(name) });
+    await expect.poll(() => row('mentions-the-api').textContent(), { timeout: 30_000 }).toContain('pass');
+    await expect.poll(() => row('says-goodbye').textContent(), { timeout: 30_000 }).toContain('fail');
+    await shot('agent-evals');
   });
 
   it('mints a personal token shown once, lists it by prefix, and revokes it', async () => {

@@ -2,6 +2,8 @@ import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import { client } from '../../session.ts';
 import { ErrorNote } from '../threads/error-note.tsx';
+import { EvalsPanel } from './evals-panel.tsx';
+import { IntegrationsPanel } from './integrations-panel.tsx';
 import { KeysPanel } from './keys-panel.tsx';
 import { SecretsPanel } from './secrets-panel.tsx';
 
@@ -50,6 +52,8 @@ export function AgentPage() {
       {a.instructions ? <pre className="instructions">{a.instructions}</pre> : <p className="empty">None.</p>}
       <SecretsPanel agentId={a.id} names={a.secret_names} />
       <KeysPanel agentId={a.id} />
+      <IntegrationsPanel agentId={a.id} />
+      <EvalsPanel agentId={a.id} />
       <section aria-labelledby="schedules-heading">
         <h2 id="schedules-heading">Schedules</h2>
         {schedules.isError && <ErrorNote error={schedules.error} />}
