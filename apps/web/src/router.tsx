@@ -1,6 +1,8 @@
 import { createBrowserRouter, Link, Navigate, Outlet, useNavigate } from 'react-router';
 import { AgentPage } from './features/agents/agent-page.tsx';
 import { AgentsPage } from './features/agents/agents-page.tsx';
+import { OrchestrationsPage } from './features/orchestrations/orchestrations-page.tsx';
+import { OrgsPage } from './features/orgs/orgs-page.tsx';
 import { SystemPage } from './features/settings/system-page.tsx';
 import { TokensPage } from './features/settings/tokens-page.tsx';
 import { SignInPage } from './features/sign-in/sign-in-page.tsx';
@@ -20,8 +22,9 @@ function SignedIn() {
           Paddock
         </Link>
         <nav aria-label="Main">
-          <Link to="/">Threads</Link> <Link to="/agents">Agents</Link> <Link to="/system">Harnesses</Link>{' '}
-          <Link to="/tokens">Tokens</Link>
+          <Link to="/">Threads</Link> <Link to="/agents">Agents</Link>{' '}
+          <Link to="/orchestrations">Orchestrations</Link> <Link to="/orgs">Teams</Link>{' '}
+          <Link to="/system">Harnesses</Link> <Link to="/tokens">Tokens</Link>
         </nav>
         <button
           type="button"
@@ -51,6 +54,8 @@ export const router = createBrowserRouter([
       { path: '/agents', element: <AgentsPage /> },
       { path: '/agents/:agentId', element: <AgentPage /> },
       { path: '/system', element: <SystemPage /> },
+      { path: '/orgs', element: <OrgsPage /> },
+      { path: '/orchestrations', element: <OrchestrationsPage /> },
       { path: '/tokens', element: <TokensPage /> },
     ],
   },

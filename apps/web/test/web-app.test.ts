@@ -177,7 +177,9 @@ describe.each(testDatabases().slice(0, 1))('the web app in a real browser on $na
 
   it('mints an agent key shown once, and revokes it', async () => {
     await page.getByRole('link', { name: 'Agents' }).click();
+    await page.getByRole('heading', { name: 'Agents' }).waitFor();
     await page.locator('a[href^="/agents/"]').first().click();
+    await page.getByRole('heading', { name: 'Keys' }).waitFor();
     await page.getByLabel('Key name').fill('ci-key');
     await page.getByRole('button', { name: 'Create key' }).click();
     const key = (await page.getByTestId('minted-key').textContent())!;
@@ -224,7 +226,8 @@ describe.each(testDatabases().slice(0, 1))('the web app in a real browser on $na
 
   it('mints a personal token shown once, lists it by prefix, and revokes it', async () => {
     await page.getByRole('link', { name: 'Tokens' }).click();
-    await page.getByLabel('Name').fill('laptop');
+    await page.getByRole('heading', { name: 'Personal access tokens' }).waitFor();
+    await page.getByLabel('Name', { exact: true }).fill('laptop');
     await page.getByLabel('publish').check();
     await page.getByRole('button', { name: 'Create token' }).click();
     const token = (await page.getByTestId('minted-token').textContent())!;
@@ -237,6 +240,44 @@ describe.each(testDatabases().slice(0, 1))('the web app in a real browser on $na
     await page.getByRole('button', { name: 'Revoke laptop' }).click();
     await expect.poll(() => row.count()).toBe(0);
     expect((await use()).status).toBe(401);
+  });
+
+  it('adds a team, and draws an orchestration as a graph of its members and edges', async () => {
+    await page.getByRole('link', { name: 'Teams' }).click();
+    await page.getByRole('heading', { name: 'Organizations and teams' }).waitFor();
+    await page.getByLabel(/New team in/).fill('web-team');
+    await page.getByRole('button', { name: 'Add team' }).click();
+    await page.getByRole('listitem').filter({ hasText: 'web-team' }).waitFor();
+    await shot('teams');
+
+    const thread = (await (await server.request('GET', `/v2/threads/${firstThread}`)).json()) as {
+      agent_id: string;
+    };
+    const agent = (await (await server.request('GET', `/v2/agents/${thread.agent_id}`)).json()) as {
+      team_id: string;
+    };
+    const reviewer = (
+      (await (
+        await server.request('POST', '/v2/threads', { body: { agent: { instructions: 'reviewer' } } })
+      ).json()) as { agent_id: string }
+    ).agent_id;
+    const created = await server.request('POST', '/v2/cli/orchestrations', {
+      body: {
+        team_id: agent.team_id,
+        name: 'review loop',
+        members: [
+          { agent_id: thread.agent_id, role: 'writer' },
+          { agent_id: reviewer, role: 'reviewer' },
+        ],
+        edges: [{ from: thread.agent_id, to: reviewer }],
+      },
+    });
+    expect(created.status).toBe(201);
+    await page.getByRole('link', { name: 'Orchestrations' }).click();
+    const graph = page.getByRole('img', { name: /2 members; edges: web test to reviewer/ });
+    await graph.waitFor();
+    expect(await graph.locator('line').count()).toBe(1);
+    await shot('orchestrations');
   });
 
   it('lists the harnesses and the sandbox providers', async () => {
