@@ -8,6 +8,7 @@ import { TokensPage } from './features/settings/tokens-page.tsx';
 import { SignInPage } from './features/sign-in/sign-in-page.tsx';
 import { ThreadPage } from './features/threads/thread-page.tsx';
 import { ThreadsPage } from './features/threads/threads-page.tsx';
+import { UsagePage } from './features/usage/usage-page.tsx';
 import { sessionToken, signOut } from './session.ts';
 
 /** Pages that need a session: without one, the sign-in page (which comes back here after). */
@@ -24,7 +25,7 @@ function SignedIn() {
         <nav aria-label="Main">
           <Link to="/">Threads</Link> <Link to="/agents">Agents</Link>{' '}
           <Link to="/orchestrations">Orchestrations</Link> <Link to="/orgs">Teams</Link>{' '}
-          <Link to="/system">Harnesses</Link> <Link to="/tokens">Tokens</Link>
+          <Link to="/system">Harnesses</Link> <Link to="/tokens">Tokens</Link> <Link to="/usage">Usage</Link>
         </nav>
         <button
           type="button"
@@ -57,6 +58,7 @@ export const router = createBrowserRouter([
       { path: '/orgs', element: <OrgsPage /> },
       { path: '/orchestrations', element: <OrchestrationsPage /> },
       { path: '/tokens', element: <TokensPage /> },
+      { path: '/usage', element: <UsagePage /> },
     ],
   },
   { path: '*', element: <Navigate to="/" replace /> },

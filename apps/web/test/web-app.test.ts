@@ -280,6 +280,17 @@ describe.each(testDatabases().slice(0, 1))('the web app in a real browser on $na
     await shot('orchestrations');
   });
 
+  it("charts the organization's model tokens, by agent and by thread", async () => {
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByRole('heading', { name: 'Busiest threads' }).waitFor();
+    const chart = page.getByRole('img', { name: /tokens over 30 days/ });
+    const label = (await chart.getAttribute('aria-label'))!;
+    expect(Number(label.split(' ')[0])).toBeGreaterThan(0);
+    expect(await chart.locator('g').count()).toBe(30);
+    await page.locator(`tr[data-usage-thread="${firstThread}"]`).waitFor();
+    await shot('usage');
+  });
+
   it('lists the harnesses and the sandbox providers', async () => {
     await page.getByRole('link', { name: 'Harnesses' }).click();
     await page.getByRole('cell', { name: 'coding_alpha' }).waitFor();

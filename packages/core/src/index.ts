@@ -50,6 +50,7 @@ export * from './mcp/relay-mcp-request.ts';
 export * from './orchestrations/orchestrations.ts';
 export * from './orchestrations/revision.ts';
 export * from './orgs/orgs.ts';
+export * from './orgs/usage-report.ts';
 export * from './orgs/team-agents.ts';
 export * from './outbound/address-ranges.ts';
 export * from './outbound/outbound-guard.ts';

@@ -23,3 +23,4 @@ export * from './threads.ts';
 export * from './time.ts';
 export * from './turns.ts';
 export * from './uploads.ts';
+export * from './usage.ts';

@@ -25,6 +25,7 @@ import type {
   scheduleCreateBodySchema,
   TeamAgent,
   teamSchema,
+  UsageReport,
 } from '@paddock/protocol';
 import type { z } from 'zod';
 import { type CallOptions, path, type Query, type Transport } from './http.ts';
@@ -40,6 +41,7 @@ export type ScheduleCreateBody = z.input<typeof scheduleCreateBodySchema>;
 export type OrchestrationCreateBody = z.input<typeof orchestrationCreateBodySchema>;
 export type OrchestrationUpdateBody = z.input<typeof orchestrationUpdateBodySchema>;
 export type Org = z.infer<typeof orgSchema>;
+export type { UsageReport };
 export type Team = z.infer<typeof teamSchema>;
 export type OrchestrationManifest = z.infer<typeof orchestrationManifestSchema>;
 export type PersonalToken = z.infer<typeof personalTokenSchema>;
@@ -82,6 +84,9 @@ export function controlPlane(http: Transport) {
       }),
     orgs: {
       list: (opts?: CallOptions) => read<Items<Org>>('/orgs', opts),
+      /** The organization's model tokens over its last `days` UTC days (default 30). */
+      usage: (orgId: string, query: { days?: number } = {}, opts?: CallOptions) =>
+        read<UsageReport>(path`/orgs/${orgId}/usage`, { ...opts, query }),
     },
     teams: {
       list: (orgId: string, opts?: CallOptions) => read<Items<Team>>(path`/orgs/${orgId}/teams`, opts),

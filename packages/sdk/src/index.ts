@@ -24,6 +24,7 @@ export type {
   PersonalToken,
   PersonalTokenCreated,
   Team,
+  UsageReport,
 } from './control-plane.ts';
 export {
   codeOf,

@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { sql } from 'kysely';
 import type { ModelUsageTable } from '../schema.ts';
 import type { Db } from '../store.ts';
 
@@ -48,4 +49,57 @@ export async function sumOrgModelTokens(db: Db, orgId: string): Promise<number> 
     .executeTakeFirstOrThrow();
   // PostgreSQL answers a sum of integers as a numeric string.
   return Number(row.total);
+}
+
+/** Tokens as a report counts them; PostgreSQL answers sums of integers as numeric strings. */
+export interface TokenCounts {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+const counts = (row: { input: string | number | null; output: string | number | null }): TokenCounts => ({
+  input_tokens: Number(row.input ?? 0),
+  output_tokens: Number(row.output ?? 0),
+});
+
+/**
+ * The organization's model tokens since `from` (a D3 timestamp): by UTC day, by agent (calls made
+ * with a thread's token) and for the threads that used the most.
+ */
+export async function orgUsageReport(db: Db, orgId: string, from: string, topThreads: number) {
+  const since = db
+    .selectFrom('model_usage')
+    .where('model_usage.org_id', '=', orgId)
+    .where('model_usage.created_at', '>=', from);
+  const input = sql<string | number | null>`sum(model_usage.input_tokens)`.as('input');
+  const output = sql<string | number | null>`sum(model_usage.output_tokens)`.as('output');
+  const day = sql<string>`substr(model_usage.created_at, 1, 10)`;
+  const days = await since
+    .select([day.as('day'), input, output])
+    .groupBy(day)
+    .orderBy(day)
+    .execute();
+  const agents = await since
+    .innerJoin('threads', 'threads.id', 'model_usage.thread_id')
+    .select(['threads.agent_id', input, output])
+    .groupBy('threads.agent_id')
+    .execute();
+  const total = sql<number>`sum(model_usage.input_tokens + model_usage.output_tokens)`;
+  const threads = await since
+    .innerJoin('threads', 'threads.id', 'model_usage.thread_id')
+    .select(['threads.id as thread_id', 'threads.agent_id', 'threads.title', input, output])
+    .groupBy(['threads.id', 'threads.agent_id', 'threads.title'])
+    .orderBy(total, 'desc')
+    .limit(topThreads)
+    .execute();
+  return {
+    days: days.map((r) => ({ date: r.day, ...counts(r) })),
+    agents: agents.map((r) => ({ agent_id: r.agent_id, ...counts(r) })),
+    threads: threads.map((r) => ({
+      thread_id: r.thread_id,
+      agent_id: r.agent_id,
+      title: r.title,
+      ...counts(r),
+    })),
+  };
 }

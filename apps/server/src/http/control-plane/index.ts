@@ -7,6 +7,7 @@ import { mcpServerRoutes } from './mcp-servers.ts';
 import { orchestrationRoutes } from './orchestrations.ts';
 import { scheduleRoutes } from './schedules.ts';
 import { credentialRoutes } from './tokens.ts';
+import { usageRoutes } from './usage.ts';
 
 /** The control plane's prefixes (spec rules 9 and 10): one router, the same handlers and checks. */
 export const controlPlanePrefixes = ['/v2/cli', '/api/cli'] as const;
@@ -26,6 +27,7 @@ export async function controlPlaneRoutes(app: FastifyInstance, services: Service
         orchestrationRoutes(cli, services);
         mcpServerRoutes(cli, services);
         scheduleRoutes(cli, services);
+        usageRoutes(cli, services);
       },
       { prefix },
     );
