@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -114,6 +114,37 @@ describe.each(testDatabases().slice(0, 1))('the web app in a real browser on $na
       .poll(() => page.getByTestId('thread-status').textContent(), { timeout: 30_000 })
       .toBe('idle');
     await shot('thread-stopped');
+  });
+
+  it('resumes the stream after the connection drops, without a gap or a repeat', async () => {
+    const youBefore = await page.locator('.message.user').count();
+    const streams: (string | undefined)[] = [];
+    const onRequest = (request: { url(): string; headers(): Record<string, string> }) => {
+      if (request.url().includes('/events/stream')) streams.push(request.headers()['last-event-id']);
+    };
+    page.on('request', onRequest);
+    // The server drops every open connection (the page's event stream among them) and goes on; the
+    // page is offline for a moment, so what the input below produces happens while it is away.
+    await page.context().setOffline(true);
+    server.paddock.app.server.closeAllConnections();
+    const sent = await server.request('POST', `/v2/tasks/${firstThread}/inputs`, {
+      body: { input_id: randomUUID(), messages: [{ content: 'sent while you were away' }] },
+    });
+    expect(sent.status).toBe(201);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await page.context().setOffline(false);
+    await page.getByText('You said: sent while you were away').waitFor({ timeout: 30_000 });
+    expect(await page.locator('.message.user').count()).toBe(youBefore + 1);
+    expect(await page.getByText('You said: sent while you were away').count()).toBe(1);
+    page.off('request', onRequest);
+    // The stream was opened again, from the last event the page had.
+    expect(streams.length).toBeGreaterThan(0);
+    expect(Number(streams.at(-1))).toBeGreaterThan(0);
+    // The page holds exactly the transcript the service stores.
+    const { items } = (await (await server.request('GET', `/v2/threads/${firstThread}/messages`)).json()) as {
+      items: { role: string }[];
+    };
+    expect(await page.locator('.message.user').count()).toBe(items.filter((m) => m.role === 'user').length);
   });
 
   it('uploads a file that appears in the tree, previews it, and downloads it intact', async () => {
