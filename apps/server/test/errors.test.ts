@@ -273,11 +273,12 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
     // operations); aliases of documented gateway paths (OpenAI's old /v2/gateway/v1, Gemini's v1
     // beside v1beta); Anthropic's base URL with a trailing slash (the document allows none); and
     // Gemini's catch-all for a model id holding a raw `/`, the documented path's `{model}` unescaped;
-    // and the web app's pages and assets at `/` (D17).
+    // and the web app's index and assets (`/`, `/assets/*`; D17).
     const aliases = [' /v2/gateway/v1/', ' /v2/gateway/gemini/v1/'];
     const undocumented = [...registered].filter((route) => !documented.has(route));
     expect(undocumented.filter((route) => !aliases.some((alias) => route.includes(alias))).sort()).toEqual([
-      'GET *',
+      'GET /',
+      'GET /*',
       'GET /v2/gateway/anthropic/',
       'GET /v2/gateway/gemini/v1beta/models*',
       'GET /v2/gateway/openai/v1/responses',

@@ -31,7 +31,7 @@ import { threadRoutes } from './public/threads.ts';
 import { uploadRoutes } from './public/uploads.ts';
 import { type RunnerLinkOptions, runnerLinkRoutes } from './runner-link.ts';
 import { tusUploadRoutes } from './tus-uploads.ts';
-import { webAppRoutes } from './web-app.ts';
+import { webAppPage, webAppRoutes } from './web-app.ts';
 
 export interface AppOptions {
   services: Services;
@@ -69,7 +69,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Response schemas document the API (OpenAPI); the bodies are built by typed code, so they are
   // serialized without re-validating each one on the hot path.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
-  installErrorHandling(app);
+  installErrorHandling(app, webAppPage(options.webDir));
   // An empty body is no body, whatever its Content-Type says: a route whose body is optional (Stop)
   // takes it, and one that needs a body answers the same 422 as for a request without one.
   const parseJson = app.getDefaultJsonParser('error', 'error');

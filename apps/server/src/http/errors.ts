@@ -1,6 +1,6 @@
 import { PaddockError } from '@paddock/core';
 import { errorStatus, stringDetailCodes } from '@paddock/protocol';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 
 interface ValidationIssue {
@@ -26,10 +26,17 @@ function validationDetail(context: string, issues: ValidationIssue[]) {
   });
 }
 
-/** The one place error codes become HTTP statuses and `{detail}` bodies. */
-export function installErrorHandling(app: FastifyInstance): void {
-  app.setNotFoundHandler((_request, reply) => {
-    void reply.code(404).send({ detail: 'Not Found' });
+/**
+ * The one place error codes become HTTP statuses and `{detail}` bodies. `page` answers what no
+ * route does when it is a page of the web app (D17).
+ */
+export function installErrorHandling(
+  app: FastifyInstance,
+  page?: (request: FastifyRequest, reply: FastifyReply) => unknown,
+): void {
+  app.setNotFoundHandler(async (request, reply) => {
+    if (page?.(request, reply) !== undefined) return reply;
+    return reply.code(404).send({ detail: 'Not Found' });
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
