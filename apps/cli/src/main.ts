@@ -4,10 +4,16 @@
  */
 import { createClient, type PaddockClient } from '@paddock/sdk';
 import { Command, CommanderError } from 'commander';
+import { accessCommands } from './agent-access.ts';
+import { agentCommands } from './agents.ts';
 import { type ConnectionFlags, type Endpoints, type Env, resolveEndpoints, resolveToken } from './config.ts';
 import { fileCommands } from './files.ts';
+import { orchestrationCommands } from './orchestrations.ts';
 import { exitCodes, Output } from './output.ts';
+import { registryCommands } from './registry.ts';
 import { scheduleCommands } from './schedules.ts';
+import { sessionCommands } from './session.ts';
+import { teamCommands } from './teams.ts';
 import { threadListCommand } from './thread-list.ts';
 import { threadCommands } from './threads.ts';
 
@@ -71,6 +77,12 @@ export function buildProgram(env: Env, signal: AbortSignal, exit: (code: number)
   threadListCommand(program, get);
   fileCommands(program, get);
   scheduleCommands(program, get);
+  sessionCommands(program, get);
+  teamCommands(program, get);
+  agentCommands(program, get);
+  accessCommands(program, get);
+  orchestrationCommands(program, get);
+  registryCommands(program, get);
   program
     .command('config')
     .description('where the program talks to (resolved from the flags and the environment)')

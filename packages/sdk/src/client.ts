@@ -28,6 +28,7 @@ import type { z } from 'zod';
 import { controlPlane } from './control-plane.ts';
 import { type StreamEventsOptions, type StreamedEvent, streamEvents } from './events.ts';
 import { type CallOptions, type ClientOptions, path, Transport } from './http.ts';
+import { skillsApi } from './skills.ts';
 import { type TransferApi, type UploadFileOptions, type UploadSource, uploadFile } from './uploads.ts';
 
 export type ThreadHandle = z.infer<typeof threadHandleSchema>;
@@ -132,6 +133,8 @@ export function createClient(options: ClientOptions) {
     baseUrl: http.baseUrl,
     /** The control plane under `/v2/cli` (see `control-plane.ts`). */
     cli: controlPlane(http),
+    /** The skills registry under `/v2/skills` (see `skills.ts`). */
+    skills: skillsApi(http),
     threads: {
       /** `POST /v2/threads`: an agent (or `agent_id`) and a first input; not retried after a lost answer. */
       create: (body: CreateThreadInput, opts: CallOptions = {}) =>

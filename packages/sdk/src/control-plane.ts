@@ -82,6 +82,9 @@ export function controlPlane(http: Transport) {
         body: { username, password },
         replaySafe: false,
       }),
+    /** `POST /v2/auth/logout`: ends the login session this client's token is (204 also when it was). */
+    logout: (opts: CallOptions = {}) =>
+      http.send('POST', '/v2/auth/logout', { ...opts, replaySafe: true, read: async () => undefined }),
     orgs: {
       list: (opts?: CallOptions) => read<Items<Org>>('/orgs', opts),
       /** The organization's model tokens over its last `days` UTC days (default 30). */

@@ -14,8 +14,10 @@ export {
   type ThreadPage,
 } from './client.ts';
 export type {
+  AgentCreateBody,
   AgentKey,
   AgentKeyCreated,
+  AgentPutBody,
   ControlPlane,
   LoginResponse,
   MintScopes,
@@ -40,6 +42,7 @@ export {
 export { defaultKeepaliveTimeoutMs, type StreamEventsOptions, type StreamedEvent } from './events.ts';
 export type { CallOptions, ClientOptions } from './http.ts';
 export { backoffMs, defaultRetryOptions, type RetryOptions, retryDelayMs } from './retry.ts';
+export type { SkillPublishBody } from './skills.ts';
 export {
   memoryUrlStorage,
   type PreviousUpload,
