@@ -10,8 +10,13 @@ import { confirm, readSecret } from './prompt.ts';
 
 const secretName = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** The agent's secret names (the public agent record holds names only). */
+async function secretNames(ctx: Context, agentId: string): Promise<string[]> {
+  return [...(await ctx.client().agents.get(agentId)).secret_names].sort();
+}
+
 async function listSecrets(ctx: Context, agentId: string): Promise<number> {
-  const names = Object.keys((await ctx.client().cli.agents.secrets(agentId)).secrets).sort();
+  const names = await secretNames(ctx, agentId);
   ctx.out.result({ names }, () => {
     if (names.length === 0) return ctx.out.line('no secrets');
     for (const name of names) ctx.out.line(name);
@@ -19,25 +24,22 @@ async function listSecrets(ctx: Context, agentId: string): Promise<number> {
   return exitCodes.ok;
 }
 
+/** Sets one secret, keeping the others; no value is ever read back from the service. */
 async function setSecret(ctx: Context, agentId: string, name: string, opts: { value?: string }) {
   if (!secretName.test(name)) throw new CliError(`not a secret name: ${name}`, exitCodes.usage);
   const value = await readSecret(opts.value, `value of ${name}: `);
-  const { agents } = ctx.client().cli;
-  const { secrets } = await agents.secrets(agentId);
-  const updated = await agents.setSecrets(agentId, { ...secrets, [name]: value });
-  const names = Object.keys(updated.secrets).sort();
+  const updated = await ctx.client().agents.setSecret(agentId, name, value);
+  const names = [...updated.secret_names].sort();
   ctx.out.result({ set: name, names }, () => ctx.out.line(`set secret ${name}`));
   return exitCodes.ok;
 }
 
 async function deleteSecret(ctx: Context, agentId: string, name: string, opts: { yes?: boolean }) {
-  const { agents } = ctx.client().cli;
-  const { secrets } = await agents.secrets(agentId);
-  if (!(name in secrets)) throw new CliError(`the agent has no secret ${name}`, exitCodes.failed);
+  if (!(await secretNames(ctx, agentId)).includes(name))
+    throw new CliError(`the agent has no secret ${name}`, exitCodes.failed);
   await confirm(opts.yes, `delete secret ${name}`);
-  const { [name]: _gone, ...rest } = secrets;
-  const updated = await agents.setSecrets(agentId, rest);
-  const names = Object.keys(updated.secrets).sort();
+  const updated = await ctx.client().agents.deleteSecret(agentId, name);
+  const names = [...updated.secret_names].sort();
   ctx.out.result({ deleted: name, names }, () => ctx.out.line(`deleted secret ${name}`));
   return exitCodes.ok;
 }
