@@ -8,6 +8,7 @@ import { accessCommands } from './agent-access.ts';
 import { agentCommands } from './agents.ts';
 import { type ConnectionFlags, type Endpoints, type Env, resolveEndpoints, resolveToken } from './config.ts';
 import { fileCommands } from './files.ts';
+import { linkCommands } from './link.ts';
 import { orchestrationCommands } from './orchestrations.ts';
 import { exitCodes, Output } from './output.ts';
 import { registryCommands } from './registry.ts';
@@ -83,6 +84,7 @@ export function buildProgram(env: Env, signal: AbortSignal, exit: (code: number)
   accessCommands(program, get);
   orchestrationCommands(program, get);
   registryCommands(program, get);
+  linkCommands(program, get);
   program
     .command('config')
     .description('where the program talks to (resolved from the flags and the environment)')
