@@ -33,7 +33,11 @@ describe('web app components', () => {
       message: 'busy',
       retryAfterMs: 5000,
     });
-    const denied = new PaddockError({ code: 'invalid_token', status: 401, message: 'invalid or expired PAT' });
+    const denied = new PaddockError({
+      code: 'invalid_token',
+      status: 401,
+      message: 'invalid or expired PAT',
+    });
     expect(busy.retryable).toBe(true);
     expect(renderToStaticMarkup(<ErrorNote error={busy} />)).toContain('busy Try again in a moment.');
     expect(renderToStaticMarkup(<ErrorNote error={denied} />)).toContain(
