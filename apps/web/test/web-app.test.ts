@@ -255,6 +255,21 @@ describe.each(testDatabases().slice(0, 1))('the web app in a real browser on $na
     await shot('agent-evals');
   });
 
+  it("adds and removes an agent's schedule; a bad cron is said", async () => {
+    await page.getByLabel('Cron').fill('every day');
+    await page.getByLabel('Input', { exact: true }).fill('good morning');
+    await page.getByRole('button', { name: 'Add schedule' }).click();
+    await expect.poll(() => page.getByRole('alert').first().textContent()).toMatch(/.+/);
+    await page.getByLabel('Cron').fill('0 9 * * 1-5');
+    await page.getByLabel('Time zone').fill('Europe/Paris');
+    await page.getByLabel('Input', { exact: true }).fill('good morning');
+    await page.getByRole('button', { name: 'Add schedule' }).click();
+    await page.getByRole('button', { name: 'Remove schedule-1' }).waitFor();
+    await shot('agent-schedules');
+    await page.getByRole('button', { name: 'Remove schedule-1' }).click();
+    await page.getByText('No schedules.').waitFor();
+  });
+
   it('mints a personal token shown once, lists it by prefix, and revokes it', async () => {
     await page.getByRole('link', { name: 'Tokens' }).click();
     await page.getByRole('heading', { name: 'Personal access tokens' }).waitFor();

@@ -5,6 +5,7 @@ import { ErrorNote } from '../threads/error-note.tsx';
 import { EvalsPanel } from './evals-panel.tsx';
 import { IntegrationsPanel } from './integrations-panel.tsx';
 import { KeysPanel } from './keys-panel.tsx';
+import { SchedulesPanel } from './schedules-panel.tsx';
 import { SecretsPanel } from './secrets-panel.tsx';
 
 const policy = (network: unknown) =>
@@ -12,16 +13,12 @@ const policy = (network: unknown) =>
     ? network
     : `allow ${((network as { allow: string[] }).allow ?? []).join(', ')}`;
 
-/** An agent: its spec as threads run it, its secrets by name, its schedules and its threads. */
+/** An agent: its spec as threads run it, its secrets by name, keys, integrations, evals and schedules. */
 export function AgentPage() {
   const { agentId = '' } = useParams();
   const agent = useQuery({
     queryKey: ['agent', agentId],
     queryFn: ({ signal }) => client().agents.get(agentId, { signal }),
-  });
-  const schedules = useQuery({
-    queryKey: ['schedules', agentId],
-    queryFn: ({ signal }) => client().cli.agents.schedules(agentId, { signal }),
   });
   if (agent.isPending) return <p aria-busy="true">Loading the agent…</p>;
   if (agent.isError) return <ErrorNote error={agent.error} />;
@@ -54,19 +51,7 @@ export function AgentPage() {
       <KeysPanel agentId={a.id} />
       <IntegrationsPanel agentId={a.id} />
       <EvalsPanel agentId={a.id} />
-      <section aria-labelledby="schedules-heading">
-        <h2 id="schedules-heading">Schedules</h2>
-        {schedules.isError && <ErrorNote error={schedules.error} />}
-        {schedules.data?.items.length === 0 && <p className="empty">No schedules.</p>}
-        <ul>
-          {schedules.data?.items.map((s) => (
-            <li key={s.id}>
-              <code>{s.name}</code>: <code>{s.cron}</code> ({s.time_zone}){s.enabled ? '' : ', disabled'},
-              sends “{s.input}”
-            </li>
-          ))}
-        </ul>
-      </section>
+      <SchedulesPanel agentId={a.id} />
     </section>
   );
 }
