@@ -346,11 +346,28 @@ describe.each(testDatabases().slice(0, 1))('the web app in a real browser on $na
 
   it('fits a phone-width screen, and the API keeps its own 404s', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    await page.goto(server.url);
-    await page.getByRole('heading', { name: 'Threads' }).waitFor();
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    expect(overflow).toBeLessThanOrEqual(0);
-    await shot('threads-390');
+    const { agent_id: agentId } = (await (
+      await server.request('GET', `/v2/threads/${firstThread}`)
+    ).json()) as {
+      agent_id: string;
+    };
+    for (const [name, path, heading] of [
+      ['threads', '/', 'Threads'],
+      ['thread', `/threads/${firstThread}`, 'Files'],
+      ['agents', '/agents', 'Agents'],
+      ['agent', `/agents/${agentId}`, 'Keys'],
+      ['orchestrations', '/orchestrations', 'review loop'],
+      ['teams', '/orgs', 'Organizations and teams'],
+      ['system', '/system', 'Sandbox providers'],
+      ['tokens', '/tokens', 'Personal access tokens'],
+      ['usage', '/usage', 'Busiest threads'],
+    ]) {
+      await page.goto(`${server.url}${path}`);
+      await page.getByRole('heading', { name: heading }).first().waitFor();
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(overflow, `${path} scrolls sideways at 390 pixels`).toBeLessThanOrEqual(0);
+      await shot(`${name}-390`);
+    }
     const missing = await fetch(`${server.url}/v2/nothing-here`);
     expect(missing.status).toBe(404);
     expect(await missing.json()).toEqual({ detail: 'Not Found' });

@@ -47,7 +47,7 @@ export function ThreadsPage() {
         <p className="empty">No threads yet. Start one with the API or `paddock run`.</p>
       )}
       {threads.data && threads.data.items.length > 0 && (
-        <table className="threads">
+        <table className="threads thread-list">
           <thead>
             <tr>
               <th scope="col">Title</th>
