@@ -1,8 +1,8 @@
 import { PaddockError } from '@paddock/sdk';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
+import { ErrorNote } from '../src/error-note.tsx';
 import { OrchestrationGraph } from '../src/features/orchestrations/orchestration-graph.tsx';
-import { ErrorNote } from '../src/features/threads/error-note.tsx';
 import { UsageChart } from '../src/features/usage/usage-chart.tsx';
 
 const a = '00000000-0000-4000-8000-00000000000a';

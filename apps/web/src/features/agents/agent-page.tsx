@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
+import { ErrorNote } from '../../error-note.tsx';
 import { client } from '../../session.ts';
-import { ErrorNote } from '../threads/error-note.tsx';
 import { EvalsPanel } from './evals-panel.tsx';
 import { IntegrationsPanel } from './integrations-panel.tsx';
 import { KeysPanel } from './keys-panel.tsx';

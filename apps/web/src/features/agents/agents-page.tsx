@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
+import { ErrorNote } from '../../error-note.tsx';
 import { client } from '../../session.ts';
-import { ErrorNote } from '../threads/error-note.tsx';
 
 /** Every agent granted to a team of the caller's organizations (the control plane's team listings). */
 async function allAgents(signal: AbortSignal) {

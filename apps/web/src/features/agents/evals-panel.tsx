@@ -1,7 +1,7 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
+import { ErrorNote } from '../../error-note.tsx';
 import { client } from '../../session.ts';
-import { ErrorNote } from '../threads/error-note.tsx';
 
 /** An agent's evals, their runs with verdicts, and starting a run against one of its threads. */
 export function EvalsPanel({ agentId }: { agentId: string }) {

@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
+import { ErrorNote } from '../../error-note.tsx';
 import { client } from '../../session.ts';
-import { ErrorNote } from '../threads/error-note.tsx';
 
 /** An agent's MCP servers as the service last found them, and its chat and meeting connections. */
 export function IntegrationsPanel({ agentId }: { agentId: string }) {

@@ -1,7 +1,7 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
+import { ErrorNote } from '../../error-note.tsx';
 import { client } from '../../session.ts';
-import { ErrorNote } from '../threads/error-note.tsx';
 
 /** An agent's keys: minted (the value shown once), listed by prefix, revoked. */
 export function KeysPanel({ agentId }: { agentId: string }) {

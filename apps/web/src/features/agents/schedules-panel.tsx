@@ -1,7 +1,7 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
+import { ErrorNote } from '../../error-note.tsx';
 import { client } from '../../session.ts';
-import { ErrorNote } from '../threads/error-note.tsx';
 
 const when = (timestamp: string | null) =>
   timestamp ? `${timestamp.slice(0, 16).replace('T', ' ')} UTC` : '-';

@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useMemo } from 'react';
+import { ErrorNote } from '../../error-note.tsx';
 import { client } from '../../session.ts';
-import { ErrorNote } from '../threads/error-note.tsx';
 
 const images: Record<string, string> = {
   png: 'image/png',

@@ -1,8 +1,8 @@
 import type { PaddockClient } from '@paddock/sdk';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type ChangeEvent, useState } from 'react';
+import { ErrorNote } from '../../error-note.tsx';
 import { client } from '../../session.ts';
-import { ErrorNote } from '../threads/error-note.tsx';
 import { FilePreview } from './file-preview.tsx';
 import { sessionUrlStorage } from './upload-storage.ts';
 

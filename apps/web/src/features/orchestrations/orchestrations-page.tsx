@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
+import { ErrorNote } from '../../error-note.tsx';
 import { client } from '../../session.ts';
-import { ErrorNote } from '../threads/error-note.tsx';
 import { OrchestrationGraph } from './orchestration-graph.tsx';
 
 /** Every orchestration of the caller's teams, each drawn as its graph of members and edges. */

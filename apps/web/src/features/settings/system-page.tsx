@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
+import { ErrorNote } from '../../error-note.tsx';
 import { client } from '../../session.ts';
-import { ErrorNote } from '../threads/error-note.tsx';
 
 /** What this deployment offers: each harness value's program, and each sandbox provider. */
 export function SystemPage() {

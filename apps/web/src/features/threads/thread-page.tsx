@@ -1,9 +1,9 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useCallback, useState } from 'react';
 import { Link, useParams } from 'react-router';
+import { ErrorNote } from '../../error-note.tsx';
 import { client } from '../../session.ts';
 import { FilesPanel } from '../files/files-panel.tsx';
-import { ErrorNote } from './error-note.tsx';
 import type { Entry } from './transcript.ts';
 import { useTranscript } from './use-transcript.ts';
 

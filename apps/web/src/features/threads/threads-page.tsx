@@ -2,8 +2,8 @@ import type { ThreadPage } from '@paddock/sdk';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
+import { ErrorNote } from '../../error-note.tsx';
 import { client } from '../../session.ts';
-import { ErrorNote } from './error-note.tsx';
 
 type Status = ThreadPage['items'][number]['status'];
 const statuses: Status[] = ['running', 'idle', 'success', 'fail', 'need_more_info'];

@@ -1,8 +1,8 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
+import { ErrorNote } from '../../error-note.tsx';
 import { client } from '../../session.ts';
-import { ErrorNote } from '../threads/error-note.tsx';
 import { everyDay, UsageChart } from './usage-chart.tsx';
 
 /** Model tokens over time for one organization: a chart by day, and by agent and by thread. */
