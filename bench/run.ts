@@ -2,7 +2,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { testHarnessCache } from '../packages/testing/src/harness-cache.ts';
+import { measureHarnessOverhead } from './harness-overhead.ts';
+import { measureIngest } from './ingest.ts';
+import { measureDelivery } from './nodes.ts';
+import { type Peer, peerLatency, peerVersion, startPeer } from './peer.ts';
 import { freePort, requestRate, start, waitForHttp } from './processes.ts';
+import { sandboxPssMiB } from './pss.ts';
 import { measureSandboxBoot } from './sandbox-boot.ts';
 import { percentiles } from './stats.ts';
 import { createLatency, firstChunkLatency, harnessLatency } from './turn-latency.ts';
@@ -24,8 +29,26 @@ const harnessRounds = Number(process.env.BENCH_HARNESS_ROUNDS ?? 5);
 /** Between warm creates: the standby that replaces the one taken boots and starts its program meanwhile. */
 const warmPauseMs = Number(process.env.BENCH_WARM_PAUSE_MS ?? 8000);
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+/** A PostgreSQL server the ingest figure may make a database on (none: SQLite only). */
+const postgresUrl = process.env.BENCH_DATABASE_URL ?? process.env.PADDOCK_TEST_DATABASE_URL;
+const ingestChunks = Number(process.env.BENCH_INGEST_CHUNKS ?? 20_000);
+const subscribers = Number(process.env.BENCH_SUBSCRIBERS ?? 1000);
 
 const boot = await measureSandboxBoot(dataDir, rounds);
+// The built-in harness's own time around a model call (docs/performance.md).
+const harnessOverhead = await measureHarnessOverhead(100);
+// Live delivery to many subscribers, on one node and on two nodes of one PostgreSQL database.
+const delivery = postgresUrl ? await measureDelivery(postgresUrl, { subscribers, messages: 20 }) : null;
+const ingest = {
+  sqlite: await measureIngest('sqlite', { chunks: ingestChunks }),
+  postgres: postgresUrl
+    ? await measureIngest('postgres', { chunks: ingestChunks, adminUrl: postgresUrl })
+    : null,
+  // Two nodes' stores on one database, each storing a turn's chunks at once: the sum, beside one.
+  postgres_two_nodes: postgresUrl
+    ? await measureIngest('postgres', { chunks: ingestChunks, adminUrl: postgresUrl, nodes: 2 })
+    : null,
+};
 
 /** A Paddock server as the README starts it, with a data dir of its own; answers its URL and token. */
 async function startServer(name: string, env: Record<string, string> = {}) {
@@ -64,8 +87,14 @@ async function warmCreateLatency(harness: string): Promise<number[]> {
 
 const server = await startServer('server');
 const { base, token } = server;
+let peer: Peer | null = null;
 try {
+  // The peer runtime (bench/peer.ts), measured right after each of Paddock's figures.
+  peer = await startPeer(dataDir);
   const latency = await firstChunkLatency(base, token, rounds);
+  // Every thread the rounds made has its sandbox alive and idle now.
+  const idleSandboxPss = percentiles(sandboxPssMiB());
+  const peerMeasured = peer && (await peerLatency(peer, rounds));
   const agents: Record<string, unknown> = {};
   for (const harness of benchHarnesses) {
     const measured = await harnessLatency(base, token, harness, harnessRounds);
@@ -89,20 +118,57 @@ try {
     // Both servers get the same warm-up first, so the ratio compares JIT-compiled steady states.
     await requestRate(bareUrl, {}, 2);
     await requestRate(threadUrl, auth, 2);
+    const peerUrl = peer && `${peer.base}/v1/health`;
+    const peerAuth = { authorization: `Bearer ${peer?.token}` };
+    if (peerUrl) await requestRate(peerUrl, peerAuth, 2);
     const bareRate = await requestRate(bareUrl, {}, seconds);
     const paddockRate = await requestRate(threadUrl, auth, seconds);
+    const peerRate = peerUrl ? await requestRate(peerUrl, peerAuth, seconds) : Number.NaN;
+    const figures = {
+      create: percentiles(latency.create),
+      burst: percentiles(latency.burst),
+      followUp: percentiles(latency.followUp),
+    };
+    const peerFigures = peerMeasured && {
+      create: percentiles(peerMeasured.create),
+      burst: percentiles(peerMeasured.burst),
+      followUp: percentiles(peerMeasured.followUp),
+      idlePss: percentiles(peerMeasured.idlePss),
+    };
+    const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
     process.stdout.write(
       `${JSON.stringify(
         {
           sandbox_boot_ms: { provider: boot.provider, ...percentiles(boot.samples) },
-          create_to_first_chunk_ms: percentiles(latency.create),
-          create_to_first_chunk_back_to_back_ms: percentiles(latency.burst),
-          follow_up_to_first_chunk_ms: percentiles(latency.followUp),
+          create_to_first_chunk_ms: figures.create,
+          create_to_first_chunk_back_to_back_ms: figures.burst,
+          follow_up_to_first_chunk_ms: figures.followUp,
+          idle_sandbox_pss_mib: idleSandboxPss,
+          built_in_harness: harnessOverhead,
           coding_agents: agents,
+          ingest,
+          stream_delivery: delivery,
           get_thread: {
             paddock_rps: Math.round(paddockRate),
             bare_node_http_rps: Math.round(bareRate),
-            ratio: Math.round((paddockRate / bareRate) * 100) / 100,
+            ratio: ratio(paddockRate, bareRate),
+          },
+          peer: peerFigures && {
+            runtime: `sandbox-agent ${peerVersion} (npm @sandbox-agent/cli) driving bench/peer-agent.ts`,
+            create_to_first_chunk_ms: peerFigures.create,
+            create_to_first_chunk_back_to_back_ms: peerFigures.burst,
+            follow_up_to_first_chunk_ms: peerFigures.followUp,
+            idle_agent_pss_mib: peerFigures.idlePss,
+            get_health: { rps: Math.round(peerRate), ratio_to_bare_node_http: ratio(peerRate, bareRate) },
+          },
+          // Paddock's figure over the peer's, from the same run: below 1 Paddock is faster or
+          // smaller, except the request rate, where above 1 it serves more.
+          paddock_over_peer: peerFigures && {
+            create_p50: ratio(figures.create.p50, peerFigures.create.p50),
+            create_back_to_back_p95: ratio(figures.burst.p95, peerFigures.burst.p95),
+            follow_up_p50: ratio(figures.followUp.p50, peerFigures.followUp.p50),
+            idle_memory_p50: ratio(idleSandboxPss.p50, peerFigures.idlePss.p50),
+            authenticated_get_rps: ratio(paddockRate, peerRate),
           },
         },
         null,
@@ -113,6 +179,7 @@ try {
     bare.kill();
   }
 } finally {
+  await peer?.stop();
   await server.stop();
   rmSync(dataDir, { recursive: true, force: true });
 }

@@ -1,11 +1,11 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { hashPassword, mintToken } from '@paddock/core';
 import { newId, timestamp } from '@paddock/protocol';
+import { ConfigError, parseConfig } from '@paddock/server/config';
 import { insertOrgMember, insertTeamMember, insertUser } from '@paddock/store';
 import { testDatabases } from '@paddock/testing';
+import { type OidcIssuer, startOidcIssuer } from '@paddock/testing/oidc-issuer';
 import { startInjectedServer, type TestServer } from '@paddock/testing/server';
-import { createLocalJWKSet, exportJWK, generateKeyPair, type JWK, jwtVerify, SignJWT } from 'jose';
+import { createLocalJWKSet, generateKeyPair, type JWK, jwtVerify, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentSpec, json } from './helpers.ts';
 
@@ -406,42 +406,22 @@ describe.each(testDatabases())('the login lockout behind a trusted proxy on $nam
 });
 
 describe.each(testDatabases())('sessions from an external OpenID Connect issuer on $name', (database) => {
-  let issuer: Server;
-  let issuerUrl: string;
+  let issuer: OidcIssuer;
   let server: TestServer;
-  let sign: (claims: Record<string, unknown>, audience?: string) => Promise<string>;
 
   beforeAll(async () => {
     // The issuer is a seam: a real HTTP server with a discovery document and keys, as any IdP serves.
-    const { publicKey, privateKey } = await generateKeyPair('RS256');
-    const jwk = { ...(await exportJWK(publicKey)), kid: 'idp-1', alg: 'RS256', use: 'sig' };
-    issuer = createServer((request, response) => {
-      response.setHeader('content-type', 'application/json');
-      if (request.url === '/.well-known/openid-configuration')
-        return response.end(JSON.stringify({ issuer: issuerUrl, jwks_uri: `${issuerUrl}/keys` }));
-      if (request.url === '/keys') return response.end(JSON.stringify({ keys: [jwk] }));
-      response.statusCode = 404;
-      response.end('{}');
-    });
-    await new Promise<void>((resolve) => issuer.listen(0, '127.0.0.1', resolve));
-    issuerUrl = `http://127.0.0.1:${(issuer.address() as AddressInfo).port}`;
-    sign = (claims, audience = 'paddock-cli') =>
-      new SignJWT(claims)
-        .setProtectedHeader({ alg: 'RS256', kid: 'idp-1' })
-        .setIssuer(issuerUrl)
-        .setAudience(audience)
-        .setIssuedAt()
-        .setExpirationTime('10m')
-        .sign(privateKey);
+    issuer = await startOidcIssuer({ audience: 'paddock-cli' });
     server = await startInjectedServer(database, {
-      PADDOCK_OIDC_ISSUER: issuerUrl,
+      PADDOCK_OIDC_ISSUER: issuer.url,
       PADDOCK_OIDC_AUDIENCE: 'paddock-cli',
     });
   });
   afterAll(async () => {
     await server.close();
-    await new Promise((resolve) => issuer.close(resolve));
+    await issuer.close();
   });
+  const sign = (claims: Record<string, unknown>, audience?: string) => issuer.sign(claims, audience);
 
   it('accepts the issuer’s access token as a login session for a user it provisions once', async () => {
     const token = await sign({ sub: 'alice-at-idp', preferred_username: 'alice' });
@@ -473,6 +453,14 @@ describe.each(testDatabases())('sessions from an external OpenID Connect issuer 
     for (const token of [await sign({ sub: 'bob' }, 'someone-else'), await sign({})]) {
       await json(await server.request('GET', '/v2/cli/tokens', { token }), 401);
     }
+  });
+
+  it('offers the issuer to browsers only with a client id for the web app, which needs the issuer', async () => {
+    const providers = await server.request('GET', '/v2/auth/providers', { token: null });
+    expect(await json(providers, 200)).toEqual({ password: true, oidc: null });
+    expect(() => parseConfig({ PADDOCK_OIDC_CLIENT_ID: 'paddock-web' })).toThrow(
+      new ConfigError('invalid PADDOCK_OIDC_CLIENT_ID: it needs PADDOCK_OIDC_ISSUER'),
+    );
   });
 });
 

@@ -59,11 +59,11 @@ describe(`a detached runner's standby sandboxes (${database!.name})`, () => {
     async function commandOutputs(id: string): Promise<string> {
       const thread = await settled(d, id, 60_000);
       expect(thread.status, d.output().split('\n').slice(-40).join('\n')).toBe('idle');
+      // A failed or interrupted call has an error and no output: say which, so a failure says why.
       const events = await allEvents(d, id);
-      return events
-        .filter((e) => e.type === 'tool_call.end')
-        .map((e) => e.data.output)
-        .join('\n');
+      const ends = events.filter((e) => e.type === 'tool_call.end');
+      if (ends.length === 0) return `no tool call ended; events: ${events.map((e) => e.type).join(' ')}`;
+      return ends.map((e) => e.data.output ?? JSON.stringify(e.data)).join('\n');
     }
   }, 180_000);
 });

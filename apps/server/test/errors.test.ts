@@ -306,7 +306,7 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
       ({ operation }) => operation.security?.length === 0 && !operation.parameters && !operation.requestBody,
     );
     expect(inputless.map(({ operation }) => operation.operationId).sort()).toEqual(
-      ['getApiReference', 'getHealth', 'getJwks', 'getOpenApiDocument'].sort(),
+      ['getApiReference', 'getHealth', 'getJwks', 'getOpenApiDocument', 'getSignInProviders'].sort(),
     );
     expect(
       report.problems.map((p) => `${p.ruleId} ${p.location[0]?.pointer}`).sort(),
@@ -377,6 +377,7 @@ describe.each(testDatabases())('bad input and credentials on $name', (database) 
         'getApiReferenceAsset',
         'getHealth',
         'login',
+        'getSignInProviders',
         'getJwks',
         'getTusUploadOffset',
         'appendTusUploadBytes',

@@ -21,9 +21,14 @@ export async function json<T = Record<string, unknown>>(response: Response, stat
  * starting or finalizing) is retried with the same body after its `Retry-After`. Answers the
  * first other response.
  */
-export async function stopTask(server: Api, taskId: string, body: unknown): Promise<Response> {
+export async function stopTask(
+  server: Api,
+  taskId: string,
+  body: unknown,
+  headers?: Record<string, string>,
+): Promise<Response> {
   for (;;) {
-    const response = await server.request('POST', `/v2/tasks/${taskId}/interrupt`, { body });
+    const response = await server.request('POST', `/v2/tasks/${taskId}/interrupt`, { body, headers });
     if (response.status !== 409) return response;
     const text = await response.clone().text();
     if (!text.includes('"turn_interrupt_pending"')) return response;

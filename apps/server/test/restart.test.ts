@@ -134,7 +134,7 @@ describe.each(testDatabases())('server restarts with a detached runner ($name)',
       await d.runnerConnected(2);
       const after = await readStream(d, threadId, { lastEventId: before.at(-1)!.id, done: seen('idle') });
 
-      expect(d.output()).toContain('"msg":"adopted a running turn"');
+      await d.logged('"msg":"adopted a running turn"');
       const seqs = [...before, ...after].map((f) => f.id);
       expect(seqs).toEqual(seqs.map((_, i) => i + 1));
       const stored = await allEvents(d, threadId);

@@ -38,6 +38,7 @@ function fakeAdoptingHost(name: string, calls: string[], threads: string[] = [])
   return {
     ...fakeHost(name, calls, threads),
     adoptsTurns: true,
+    connectedRunners: () => [{ runnerId: `${name}-runner`, selfHosted: false }],
     runnerFor: () => `${name}-runner`,
     attach: async (threadId, turnId) => {
       record('attach', threadId, turnId);

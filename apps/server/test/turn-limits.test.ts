@@ -70,25 +70,27 @@ describe.each(testDatabases())('running-turn limit of an organization on $name',
     expect(limited.map((t) => t.status)).toEqual(Array(5).fill('running'));
 
     const { db } = server.paddock.services.store;
-    const peak = { limited: 0, other: 0 };
+    // `otherAtLimit`: the other organization's running turns while the limited one is at its limit.
+    const peak = { limited: 0, other: 0, otherAtLimit: 0 };
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
-        peak.limited = Math.max(peak.limited, await countRunningTurnsOfOrg(db, limitedOrg));
-        peak.other = Math.max(peak.other, await countRunningTurnsOfOrg(db, ownOrg));
+        const limitedNow = await countRunningTurnsOfOrg(db, limitedOrg);
+        const otherNow = await countRunningTurnsOfOrg(db, ownOrg);
+        peak.limited = Math.max(peak.limited, limitedNow);
+        peak.other = Math.max(peak.other, otherNow);
+        if (limitedNow === 2) peak.otherAtLimit = Math.max(peak.otherAtLimit, otherNow);
         await sleep(10);
       }
     })();
     const asMember = {
       request: (method: string, path: string) => server.request(method, path, { token: limitedToken }),
     };
-    let limitedBusy: number;
     let finished: { status: string }[];
     try {
       const otherDone = Promise.all(other.map((t) => settled(server, t.thread_id, 30_000)));
       const limitedDone = Promise.all(limited.map((t) => settled(asMember, t.thread_id, 60_000)));
       await otherDone;
-      limitedBusy = await countRunningTurnsOfOrg(db, limitedOrg);
       finished = await limitedDone;
     } finally {
       sampling = false;
@@ -97,9 +99,10 @@ describe.each(testDatabases())('running-turn limit of an organization on $name',
 
     expect(finished.map((t) => t.status)).toEqual(Array(5).fill('idle'));
     expect(peak.limited).toBe(2);
-    // The other organization's two turns ran together, and ended while the limited one still queued.
+    // The other organization's two turns ran together, and ran while the limited one was at its
+    // limit (when they end depends on the machine's speed; that they were not held back does not).
     expect(peak.other).toBe(2);
-    expect(limitedBusy).toBeGreaterThan(0);
+    expect(peak.otherAtLimit).toBeGreaterThan(0);
   }, 90_000);
 });
 

@@ -1,15 +1,14 @@
+import type { ComponentType } from 'react';
 import { createBrowserRouter, Link, Navigate, Outlet, useNavigate } from 'react-router';
-import { AgentPage } from './features/agents/agent-page.tsx';
-import { AgentsPage } from './features/agents/agents-page.tsx';
-import { OrchestrationsPage } from './features/orchestrations/orchestrations-page.tsx';
-import { OrgsPage } from './features/orgs/orgs-page.tsx';
-import { SystemPage } from './features/settings/system-page.tsx';
-import { TokensPage } from './features/settings/tokens-page.tsx';
+import { oidcCallbackPath } from './features/sign-in/redirects.ts';
 import { SignInPage } from './features/sign-in/sign-in-page.tsx';
-import { ThreadPage } from './features/threads/thread-page.tsx';
-import { ThreadsPage } from './features/threads/threads-page.tsx';
-import { UsagePage } from './features/usage/usage-page.tsx';
 import { sessionToken, signOut } from './session.ts';
+
+/**
+ * A page loaded when first visited: each is a chunk of its own, so the first page does not wait for
+ * the code of all the others (the router keeps the current page up while the next one loads).
+ */
+const page = (load: () => Promise<ComponentType>) => ({ lazy: async () => ({ Component: await load() }) });
 
 /** Pages that need a session: without one, the sign-in page (which comes back here after). */
 function SignedIn() {
@@ -48,17 +47,50 @@ function SignedIn() {
 export const router = createBrowserRouter([
   { path: '/sign-in', element: <SignInPage /> },
   {
+    path: oidcCallbackPath,
+    ...page(async () => (await import('./features/sign-in/oidc-callback-page.tsx')).OidcCallbackPage),
+  },
+  {
     element: <SignedIn />,
     children: [
-      { path: '/', element: <ThreadsPage /> },
-      { path: '/threads/:threadId', element: <ThreadPage /> },
-      { path: '/agents', element: <AgentsPage /> },
-      { path: '/agents/:agentId', element: <AgentPage /> },
-      { path: '/system', element: <SystemPage /> },
-      { path: '/orgs', element: <OrgsPage /> },
-      { path: '/orchestrations', element: <OrchestrationsPage /> },
-      { path: '/tokens', element: <TokensPage /> },
-      { path: '/usage', element: <UsagePage /> },
+      {
+        path: '/',
+        ...page(async () => (await import('./features/threads/threads-page.tsx')).ThreadsPage),
+      },
+      {
+        path: '/threads/:threadId',
+        ...page(async () => (await import('./features/threads/thread-page.tsx')).ThreadPage),
+      },
+      {
+        path: '/agents',
+        ...page(async () => (await import('./features/agents/agents-page.tsx')).AgentsPage),
+      },
+      {
+        path: '/agents/:agentId',
+        ...page(async () => (await import('./features/agents/agent-page.tsx')).AgentPage),
+      },
+      {
+        path: '/system',
+        ...page(async () => (await import('./features/settings/system-page.tsx')).SystemPage),
+      },
+      {
+        path: '/orgs',
+        ...page(async () => (await import('./features/orgs/orgs-page.tsx')).OrgsPage),
+      },
+      {
+        path: '/orchestrations',
+        ...page(
+          async () => (await import('./features/orchestrations/orchestrations-page.tsx')).OrchestrationsPage,
+        ),
+      },
+      {
+        path: '/tokens',
+        ...page(async () => (await import('./features/settings/tokens-page.tsx')).TokensPage),
+      },
+      {
+        path: '/usage',
+        ...page(async () => (await import('./features/usage/usage-page.tsx')).UsagePage),
+      },
     ],
   },
   { path: '*', element: <Navigate to="/" replace /> },

@@ -247,9 +247,15 @@ describe.each(testDatabases().slice(0, 1))('the web app in a real browser on $na
     expect(published.status).toBe(200);
     await page.reload();
     await page.getByText('mentions-the-api').first().waitFor();
+    // The manifest's components, each with its files.
+    const shown = page.getByRole('region', { name: 'Manifest' });
+    await expect
+      .poll(() => shown.getByRole('row', { name: /says-goodbye/ }).textContent())
+      .toMatch(/says-goodbye.*eval.*criteria\.md/);
     await page.getByLabel('Thread to judge').fill(firstThread);
     await page.getByRole('button', { name: 'Run the evals' }).click();
-    const row = (name: string) => page.getByRole('row', { name: new RegExp(name) });
+    const evals = page.getByRole('region', { name: 'Evals' });
+    const row = (name: string) => evals.getByRole('row', { name: new RegExp(name) });
     await expect.poll(() => row('mentions-the-api').textContent(), { timeout: 30_000 }).toContain('pass');
     await expect.poll(() => row('says-goodbye').textContent(), { timeout: 30_000 }).toContain('fail');
     await shot('agent-evals');
@@ -268,6 +274,38 @@ describe.each(testDatabases().slice(0, 1))('the web app in a real browser on $na
     await shot('agent-schedules');
     await page.getByRole('button', { name: 'Remove schedule-1' }).click();
     await page.getByText('No schedules.').waitFor();
+  });
+
+  it("connects an agent's chat, rotates its credentials without showing them, and disconnects it", async () => {
+    const agentId = page.url().split('/agents/')[1]!;
+    const chat = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'Chat' }) });
+    await chat.getByText('Not connected').waitFor();
+    await chat.getByLabel('Bot token').fill('xoxb-first-bot-token');
+    await chat.getByLabel('Signing secret').fill('first-signing-secret');
+    await chat.getByLabel('App name (optional)').fill('Helper Bot');
+    await chat.getByRole('button', { name: 'Connect chat' }).click();
+    await chat.getByText(/^Connected as Helper Bot, since/).waitFor();
+    await chat.getByLabel('Bot token').fill('xoxb-second-bot-token');
+    await chat.getByLabel('Signing secret').fill('second-signing-secret');
+    await chat.getByRole('button', { name: 'Rotate chat credentials' }).click();
+    await expect.poll(() => chat.getByLabel('Bot token').inputValue()).toBe('');
+    // The app's name was kept: the form starts from what identifies the install.
+    await chat.getByText(/^Connected as Helper Bot, since/).waitFor();
+    const stored = await server.paddock.services.store.db
+      .selectFrom('agent_integrations')
+      .select('config_sealed')
+      .where('agent_id', '=', agentId)
+      .executeTakeFirstOrThrow();
+    expect(JSON.parse(server.paddock.services.secrets.open(stored.config_sealed))).toMatchObject({
+      bot_token: 'xoxb-second-bot-token',
+      signing_secret: 'second-signing-secret',
+    });
+    const secrets = /xoxb-|signing-secret/;
+    expect(await page.content()).not.toMatch(secrets);
+    expect(received.filter((body) => secrets.test(body))).toEqual([]);
+    await shot('agent-connections');
+    await chat.getByRole('button', { name: 'Disconnect chat' }).click();
+    await chat.getByText('Not connected').waitFor();
   });
 
   it('mints a personal token shown once, lists it by prefix, and revokes it', async () => {

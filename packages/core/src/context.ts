@@ -14,6 +14,7 @@ import type { SandboxLimits } from './machines/live-sandboxes.ts';
 import type { MachineTimings } from './machines/machine-lifecycle.ts';
 import type { OutboundGuard } from './outbound/outbound-guard.ts';
 import type { SandboxHost } from './turns/sandbox-host.ts';
+import type { TurnTrace } from './turns/turn-trace.ts';
 import type { Uploads } from './uploads/upload-store.ts';
 
 /** Who is calling: the user, and the credential they called with (its scopes and resource binding). */
@@ -98,6 +99,8 @@ export interface Services {
   readonly log: Logger;
   /** Test-only fault injection; `noFaults` in production. */
   readonly faults: Faults;
+  /** Where a follow-up's time goes (`PADDOCK_TRACE_TURNS`); `noTurnTrace` when off. */
+  readonly turnTrace: TurnTrace;
 }
 
 export interface Logger {

@@ -73,6 +73,7 @@ export * from './turns/queue-stranded-inputs.ts';
 export * from './turns/sandbox-host.ts';
 export { revokeTokensOfDeadSandboxes } from './turns/thread-sandbox.ts';
 export * from './turns/turn-executor.ts';
+export * from './turns/turn-trace.ts';
 export * from './uploads/authorize-upload.ts';
 export * from './uploads/cancel-upload.ts';
 export * from './uploads/complete-upload.ts';

@@ -14,6 +14,7 @@ import { acceptInput, type InputServices } from '../src/threads/accept-input.ts'
 import { deliverMessages } from '../src/threads/deliver-messages.ts';
 import { inputMessages } from '../src/threads/input-receipt.ts';
 import { endTurn } from '../src/turns/end-turn.ts';
+import { noTurnTrace } from '../src/turns/turn-trace.ts';
 
 /** The services taking an input uses, recording what it asks of the worker, steering and event bus. */
 function servicesOf(store: Store) {
@@ -22,6 +23,7 @@ function servicesOf(store: Store) {
   const services: InputServices = {
     events: { publish: (events) => seen.published.push(...events.map((e) => e.type)) },
     sandboxLimits: { liveSandboxes: () => undefined, leaseMs: 60_000 },
+    turnTrace: noTurnTrace,
     turnQueue: { wake: () => void seen.wakes++, cancel: () => false },
     steering: {
       deliver: async (...args) => void seen.delivered.push(args),

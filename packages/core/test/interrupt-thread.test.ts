@@ -18,6 +18,7 @@ import { acceptInput } from '../src/threads/accept-input.ts';
 import { giveBackInput } from '../src/threads/give-back-input.ts';
 import { interruptThread } from '../src/threads/interrupt-thread.ts';
 import { endTurn } from '../src/turns/end-turn.ts';
+import { noTurnTrace } from '../src/turns/turn-trace.ts';
 import {
   noSteering,
   recordingLog,
@@ -64,6 +65,7 @@ describe.each(testDatabases())('Stop on $name', (database) => {
     const services = {
       events: { publish: () => {} },
       sandboxLimits: { liveSandboxes: () => undefined, leaseMs: 60_000 },
+      turnTrace: noTurnTrace,
       steering: noSteering,
       turnQueue: recordingTurnQueue(),
     };

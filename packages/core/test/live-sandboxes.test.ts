@@ -1,38 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { newId, timestamp } from '@paddock/protocol';
-import { openStore, type Store, type ThreadRow } from '@paddock/store';
-import { createPostgresDatabase, queuedTurnRow, seedThread, testDatabases } from '@paddock/testing';
+import type { Store, ThreadRow } from '@paddock/store';
+import { openTwoNodeStores, queuedTurnRow, seedThread, testDatabases } from '@paddock/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SandboxLimits } from '../src/machines/live-sandboxes.ts';
 import { claimSandbox } from '../src/turns/thread-sandbox.ts';
-
-/**
- * Two server nodes' stores on one PostgreSQL database. SQLite serves one node (one process holds
- * the file), so there both "nodes" share its one store, whose transactions run one at a time.
- */
-async function twoNodes(database: ReturnType<typeof testDatabases>[number]) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'paddock-nodes-'));
-  const postgres = database.name === 'postgres' ? await createPostgresDatabase(database.adminUrl) : undefined;
-  const first = await openStore({ databaseUrl: postgres?.url, dataDir });
-  const second = postgres ? await openStore({ databaseUrl: postgres.url, dataDir }) : first;
-  return {
-    nodes: [first, second],
-    async close() {
-      await first.close();
-      if (second !== first) await second.close();
-      await postgres?.drop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
 
 describe.each(testDatabases())('live sandboxes counted from the database on $name', (database) => {
   let nodes: Store[];
   let close: () => Promise<void>;
   beforeAll(async () => {
-    ({ nodes, close } = await twoNodes(database));
+    ({ nodes, close } = await openTwoNodeStores(database));
   });
   afterAll(() => close());
 

@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../src/context.ts';
 import { acceptInput } from '../src/threads/accept-input.ts';
 import { settleAbandonedTurn, settleTurn } from '../src/turns/settle-turn.ts';
+import { noTurnTrace } from '../src/turns/turn-trace.ts';
 import { noSteering, recordingLog, recordingTurnQueue } from './verb-fakes.ts';
 
 const model = 'test-model';
@@ -63,6 +64,7 @@ describe.each(testDatabases())('settling a turn on $name', (database) => {
     const services = {
       events,
       sandboxLimits: { liveSandboxes: () => undefined, leaseMs: 60_000 },
+      turnTrace: noTurnTrace,
       steering: noSteering,
       turnQueue: recordingTurnQueue(),
     };
@@ -233,9 +235,9 @@ describe.each(testDatabases())('settling a turn on $name', (database) => {
 
   it('a runner that reconnected without the turn settles it runner_lost; another runner does not', async () => {
     const { thread, turn, published } = await runningTurn({ runnerId: 'runner-a' });
-    await settleAbandonedTurn({ store, events }, turn, 'runner-b');
+    await settleAbandonedTurn({ store, events }, turn, { kind: 'runner_lost', runnerId: 'runner-b' });
     expect((await findTurn(store.db, turn.id))?.status).toBe('running');
-    await settleAbandonedTurn({ store, events }, turn, 'runner-a');
+    await settleAbandonedTurn({ store, events }, turn, { kind: 'runner_lost', runnerId: 'runner-a' });
     expect((await findTurn(store.db, turn.id))?.status).toBe('failed');
     expect(published[0]).toMatchObject({ type: 'error', data: { code: 'runner_lost', retryable: true } });
     expect((await findThread(store.db, thread.id))?.status).toBe('fail');

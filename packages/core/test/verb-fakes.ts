@@ -32,6 +32,7 @@ export function recordingSandboxHost() {
   // A host of detached runners (one that adopts turns), so a Stop may ask it for orphan interrupts.
   const host: AdoptingSandboxHost = {
     adoptsTurns: true,
+    connectedRunners: () => [],
     place: (threadId, placement) => void calls.placed.push([threadId, placement]),
     runnerFor: () => undefined,
     isRunning: () => false,

@@ -14,6 +14,17 @@ export const loginResponseSchema = z.object({
 });
 
 /**
+ * `GET /v2/auth/providers` (beyond the spec): how a browser signs in here. The built-in login always;
+ * an external OpenID Connect issuer when one is configured with a client id for the web app (a public
+ * client: authorization code with PKCE, its access token then being the session).
+ */
+export const signInProvidersSchema = z.object({
+  password: z.literal(true),
+  oidc: z.object({ issuer: z.string(), client_id: z.string(), scope: z.string() }).nullable(),
+});
+export type SignInProviders = z.infer<typeof signInProvidersSchema>;
+
+/**
  * Scopes to mint with: a comma-separated string or an array of `read`, `publish`, `admin`; anything
  * else, the internal scopes included, is refused. Omitted means `read` alone (spec Authentication 8).
  */

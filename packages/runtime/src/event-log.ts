@@ -1,9 +1,9 @@
 import { type DraftEvent, newId, now, type ThreadEvent } from '@paddock/protocol';
 import {
-  allocateSeq,
+  allocateSeqs,
   type Db,
   type EventRow,
-  insertEvent,
+  insertEvents,
   listEventsAfter,
   listEventsOrdered,
   type Store,
@@ -34,22 +34,22 @@ export async function appendEvents(
   turnId: string | null,
   drafts: DraftEvent[],
 ): Promise<ThreadEvent[]> {
-  const events: ThreadEvent[] = [];
-  for (const draft of drafts) {
-    const row: EventRow = {
+  if (drafts.length === 0) return [];
+  const first = await allocateSeqs(db, threadId, drafts.length);
+  const rows = drafts.map(
+    (draft, i): EventRow => ({
       id: newId(),
       thread_id: threadId,
-      seq: await allocateSeq(db, threadId),
+      seq: first + i,
       type: draft.type,
       turn_id: turnId,
       tool_id: draft.tool_id ?? null,
       data: JSON.stringify(draft.data),
       ts: now(),
-    };
-    await insertEvent(db, row);
-    events.push(toThreadEvent(row));
-  }
-  return events;
+    }),
+  );
+  await insertEvents(db, rows);
+  return rows.map(({ data: _, ...row }, i) => ({ ...row, data: drafts[i]!.data }) as ThreadEvent);
 }
 
 export interface EventLog {

@@ -1,3 +1,5 @@
+import type { NodeSignals } from './node-signals.ts';
+
 /**
  * What the rest of the server asks of the turn worker: verbs and the turn executor wake it when they
  * queue a turn, a Stop cancels a turn it runs, the runners' hubs offer it the turns a reconnecting
@@ -27,11 +29,22 @@ export interface ServedTurnQueue extends TurnQueue {
   serve(worker: TurnQueue): void;
 }
 
-export function createTurnQueue(): ServedTurnQueue {
+/**
+ * With `signals`, a cancel for a turn this node does not run is sent to the other nodes, and the one
+ * running it aborts it at once (not at its next heartbeat, which reads the turn's cancel flag).
+ */
+export function createTurnQueue(signals?: NodeSignals): ServedTurnQueue {
   let worker: TurnQueue | undefined;
+  signals?.on((signal) => {
+    if (signal.kind === 'cancel_turn') worker?.cancel(signal.turn_id);
+  });
   return {
     wake: () => worker?.wake(),
-    cancel: (turnId) => worker?.cancel(turnId) ?? false,
+    cancel: (turnId) => {
+      if (worker?.cancel(turnId)) return true;
+      signals?.send({ kind: 'cancel_turn', turn_id: turnId });
+      return false;
+    },
     adopt: async (turnId, runnerId) => (await worker?.adopt(turnId, runnerId)) ?? false,
     reconcile: async (runnerId, held) => worker?.reconcile(runnerId, held),
     serve(next) {

@@ -24,11 +24,30 @@ export interface TurnWorkerOptions {
   execute(turn: TurnRow, signal: AbortSignal): Promise<void>;
   /** Follows a turn adopted from a detached runner to its end, as `execute` does a claimed one. */
   resume(turn: TurnRow, signal: AbortSignal): Promise<void>;
-  /** Settles a running turn whose lease expired without its owner finishing it. */
-  settleExpired(turn: TurnRow): Promise<void>;
+  /**
+   * Settles a running turn whose lease expired without its owner finishing it, or (`ownerDied`) that
+   * a dead predecessor of this node ran on the in-process runner.
+   */
+  settleExpired(turn: TurnRow, ownerDied: boolean): Promise<void>;
   /** Settles a running turn its detached runner reconnected without (see `TurnQueue.reconcile`). */
   settleLost(turn: TurnRow, runnerId: string): Promise<void>;
   leaseTtlMs: number;
+  /**
+   * The server node this worker runs on (one process per node at a time): its owner names it, so a
+   * node that restarts after a crash settles the turns its dead predecessor ran on the in-process
+   * runner at its first sweep, without waiting for their leases to expire.
+   */
+  node?: string;
+  /**
+   * The nodes share their machines (`machines`): a turn of a thread whose machine another live node
+   * reaches is left to that node, which runs it where the thread's workspace is.
+   */
+  threadHomes?: boolean;
+  /**
+   * With `threadHomes`: whether this node takes the turns of threads no live node holds yet (it has
+   * a runner for them, or no node has); checked at each claim. Taken by default.
+   */
+  takesNewThreads?: () => Promise<boolean>;
   /**
    * How long a turn on a detached runner whose lease expired waits to be adopted by a (restarted)
    * server before the sweep settles it. A turn on an in-process runner died with its server and is
@@ -78,7 +97,7 @@ export const turnHandedOff = Symbol('turn handed off');
  * heartbeat at a third of its TTL, and notices a cancel requested on another node at each beat.
  */
 export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
-  const owner = `worker-${newId()}`;
+  const owner = options.node ? `node:${options.node}/worker-${newId()}` : `worker-${newId()}`;
   const running = new Map<string, AbortController>();
   const settled = new Set<Promise<void>>();
   /** Not claiming: before `start`, and after `stop`. */
@@ -118,14 +137,18 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
   async function pickWithinLimits(trx: Db): Promise<QueuedTurn | undefined> {
     const limitOf = options.runningTurnLimit;
     const { dialect } = options.store;
-    if (!limitOf) return pickQueuedTurn(trx, dialect);
+    const node =
+      options.threadHomes && options.node
+        ? { id: options.node, now: timestamp(), newThreads: (await options.takesNewThreads?.()) ?? true }
+        : undefined;
+    if (!limitOf) return pickQueuedTurn(trx, dialect, [], node);
     const full: string[] = [];
     for (const [orgId, running] of await countRunningTurnsByOrg(trx)) {
       const limit = limitOf(orgId);
       if (limit !== undefined && running >= limit) full.push(orgId);
     }
     for (;;) {
-      const turn = await pickQueuedTurn(trx, dialect, full);
+      const turn = await pickQueuedTurn(trx, dialect, full, node);
       const limit = turn && limitOf(turn.org_id);
       if (!turn || limit === undefined) return turn;
       await lockOrgForClaim(trx, dialect, turn.org_id);
@@ -189,12 +212,19 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
     }
     try {
       const now = Date.now();
+      const predecessors = options.node ? { prefix: `node:${options.node}/`, except: owner } : undefined;
       const expired = await findExpiredRunningTurns(options.store.db, {
         now: timestamp(new Date(now)),
         adoptionCutoff: timestamp(new Date(now - options.adoptionWindowMs)),
+        predecessors,
       });
       for (const turn of expired) {
-        if (!running.has(turn.id)) await options.settleExpired(turn);
+        const ownerDied =
+          predecessors !== undefined &&
+          turn.runner_id === null &&
+          turn.lease_owner !== owner &&
+          (turn.lease_owner?.startsWith(predecessors.prefix) ?? false);
+        if (!running.has(turn.id)) await options.settleExpired(turn, ownerDied);
       }
     } catch (error) {
       options.log?.error({ err: error }, 'sweeping expired leases failed');

@@ -6,8 +6,10 @@ import { launchBwrap, spawnBwrap } from './bwrap-launch.ts';
 import {
   type CgroupConfig,
   cgroupsUsable,
-  defaultCgroupConfig,
+  ownCgroupConfig,
   removeEmptyGroups,
+  removeLeftoverGroups,
+  removeOwnParent,
   SandboxCgroup,
 } from './cgroups.ts';
 import { startChildSandbox } from './child-sandbox-process.ts';
@@ -59,9 +61,12 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
   const layout = options.code ?? sandboxCodeLayout(nodePath);
   const asRoot = process.getuid?.() === 0;
   const uid = asRoot ? (options.sandboxUid ?? defaultSandboxUid) : undefined;
-  const cgroupConfig = options.cgroups === false ? undefined : (options.cgroups ?? defaultCgroupConfig);
+  // Its own cgroup parent unless told one (tests): what a crashed predecessor left there is its own.
+  const ownGroups = options.cgroups === undefined;
+  const cgroupConfig =
+    options.cgroups === false ? undefined : (options.cgroups ?? ownCgroupConfig(options.stateDir));
   const limited = cgroupConfig !== undefined && (await cgroupsUsable(cgroupConfig));
-  if (cgroupConfig && limited) await removeEmptyGroups(cgroupConfig);
+  if (cgroupConfig && limited) await (ownGroups ? removeLeftoverGroups : removeEmptyGroups)(cgroupConfig);
   const bootTimeoutMs = options.bootTimeoutMs ?? 15_000;
 
   await mkdir(options.stateDir, { recursive: true });
@@ -155,7 +160,7 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
     skills: 'bound',
     warmed: compileCache.then(() => {}),
     apiUrlInside: loopbackApiUrl,
-    sandboxEnv: (_workspaceDir, env) => bwrapSandboxEnv(env, options.harnessDir !== undefined),
+    sandboxEnv: (_workspaceDir, env, size) => bwrapSandboxEnv(env, size, options.harnessDir !== undefined),
     async create(spec: SandboxSpec): Promise<SandboxProcess> {
       // The id names the sandbox's cgroups, so it must be one plain path segment.
       if (!/^[A-Za-z0-9_.-]{1,200}$/.test(spec.id) || spec.id.startsWith('.')) {
@@ -221,8 +226,10 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
     },
     async close() {
       await standby.close();
-      // Sandboxes still running keep their own copies of the views.
+      // Sandboxes still running keep their own copies of the views (and their groups: the next
+      // start on this state dir ends them).
       await views.release();
+      if (cgroupConfig && limited && ownGroups) await removeOwnParent(cgroupConfig);
     },
   };
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   access,
   constants,
@@ -9,7 +10,7 @@ import {
   stat,
   writeFile,
 } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SandboxLimits } from './limits.ts';
 
@@ -20,6 +21,16 @@ export interface CgroupConfig {
 }
 
 export const defaultCgroupConfig: CgroupConfig = { mount: '/sys/fs/cgroup', parent: 'paddock' };
+
+/**
+ * The groups of one provider's sandboxes: under `paddock/<key>`, the key a hash of its state dir.
+ * A node or runner that comes back on the same data after a crash finds its own groups there, and
+ * only its own: every other node and runner on the host has a parent of its own.
+ */
+export function ownCgroupConfig(stateDir: string, mount = defaultCgroupConfig.mount): CgroupConfig {
+  const key = createHash('sha256').update(resolve(stateDir)).digest('hex').slice(0, 12);
+  return { mount, parent: `${defaultCgroupConfig.parent}/${key}` };
+}
 
 const limitControllers = ['memory', 'cpu', 'pids'] as const;
 const allControllers = [...limitControllers, 'freezer'];
@@ -45,18 +56,61 @@ export async function cgroupsUsable(config: CgroupConfig): Promise<boolean> {
  * has processes, so a live sandbox (of another runner sharing the parent) is never touched.
  */
 export async function removeEmptyGroups(config: CgroupConfig): Promise<void> {
-  // A group just created by another runner is still empty until its sandbox joins it: leave young ones.
-  const youngerThan = Date.now() - 60_000;
   for (const controller of allControllers) {
     const parent = join(config.mount, controller, config.parent);
-    const entries = await readdir(parent, { withFileTypes: true }).catch(() => []);
-    for (const entry of entries) {
-      if (!entry.isDirectory()) continue;
-      const dir = join(parent, entry.name);
-      const { mtimeMs } = await stat(dir).catch(() => ({ mtimeMs: Date.now() }));
-      if (mtimeMs < youngerThan) await rmdir(dir).catch(() => {});
+    for (const name of await childGroups(parent)) await rmdirIfOld(join(parent, name));
+  }
+}
+
+/** A group just created by another runner is still empty until its sandbox joins it: young ones stay. */
+async function rmdirIfOld(dir: string): Promise<void> {
+  if (await isOld(dir)) await rmdir(dir).catch(() => {});
+}
+
+async function isOld(dir: string): Promise<boolean> {
+  const { mtimeMs } = await stat(dir).catch(() => ({ mtimeMs: Date.now() }));
+  return mtimeMs < Date.now() - 60_000;
+}
+
+/**
+ * What a predecessor on the same state dir left when it died (`kill -9`, a lost host): each group
+ * under its own parent ({@link ownCgroupConfig}) is a sandbox that lost its runner, whose processes
+ * are killed and whose groups are removed, however young. Beside it, the parents of other owners
+ * are only swept of empty groups older than a minute (an owner whose data dir is gone for good), and
+ * so are groups of older versions, which sat directly under `paddock`.
+ */
+export async function removeLeftoverGroups(config: CgroupConfig): Promise<void> {
+  const names = new Set<string>();
+  const present = new Map<string, string[]>();
+  for (const controller of allControllers) {
+    for (const name of await childGroups(join(config.mount, controller, config.parent))) {
+      names.add(name);
+      present.set(name, [...(present.get(name) ?? []), controller]);
     }
   }
+  for (const name of names) await SandboxCgroup.leftover(config, present.get(name)!, name).destroy();
+  const others = { mount: config.mount, parent: dirname(config.parent) };
+  for (const controller of allControllers) {
+    const root = join(config.mount, controller, others.parent);
+    for (const name of await childGroups(root)) {
+      if (name === basename(config.parent)) continue;
+      // Its age before its children go: removing one makes the parent look new.
+      const old = await isOld(join(root, name));
+      await removeEmptyGroups({ mount: config.mount, parent: join(others.parent, name) });
+      if (old) await rmdir(join(root, name)).catch(() => {});
+    }
+  }
+}
+
+async function childGroups(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isDirectory()).map((e) => e.name);
+}
+
+/** Removes the provider's own parent groups once its sandboxes are gone (a clean shutdown). */
+export async function removeOwnParent(config: CgroupConfig): Promise<void> {
+  for (const controller of allControllers)
+    await rmdir(join(config.mount, controller, config.parent)).catch(() => {});
 }
 
 /** One sandbox's groups: the memory, cpu and pids limits, plus freezer (when mounted) for a race-free kill. */
@@ -69,6 +123,11 @@ export class SandboxCgroup {
     this.#config = config;
     this.#controllers = controllers;
     this.#id = id;
+  }
+
+  /** The groups a dead predecessor left (in the controllers they are in), to destroy them. */
+  static leftover(config: CgroupConfig, controllers: string[], id: string): SandboxCgroup {
+    return new SandboxCgroup(config, controllers, id);
   }
 
   /** Creates the groups without limits; `applyLimits` sets them once the sandbox's size is known. */
@@ -150,10 +209,13 @@ export class SandboxCgroup {
     try {
       await writeFile(state, frozen ? 'FROZEN' : 'THAWED');
       if (!frozen) return true;
-      for (let i = 0; i < 50; i++) {
+      // A busy machine takes its time to freeze every process: up to half a second.
+      for (let i = 0; i < 250; i++) {
         if ((await readFile(state, 'utf8')).trim() === 'FROZEN') return true;
         await sleep(2);
       }
+      // Not frozen in time: undone, so no process is left half frozen by a freeze that "failed".
+      await writeFile(state, 'THAWED');
     } catch {}
     return false;
   }

@@ -100,9 +100,10 @@ export interface SandboxProvider {
    * The environment of everything that runs in a sandbox (what `configure` carries): the thread's
    * variables (secrets, PADDOCK_TOKEN, PADDOCK_API_URL as the host sees it) completed by the
    * provider (PATH, HOME and LANG unless given; PADDOCK_WORKSPACE and PADDOCK_API_URL as seen from
-   * inside). `workspaceDir` is the thread's workspace on the host.
+   * inside). `workspaceDir` is the thread's workspace on the host; `size` the sandbox's (its Node
+   * programs are told its memory).
    */
-  sandboxEnv(workspaceDir: string, env: Record<string, string>): Record<string, string>;
+  sandboxEnv(workspaceDir: string, env: Record<string, string>, size: SandboxSize): Record<string, string>;
   create(spec: SandboxSpec): Promise<SandboxProcess>;
   /** Releases what the provider holds between boots (it does not destroy sandboxes it created). */
   close(): Promise<void>;

@@ -78,7 +78,7 @@ export class Runner {
   /** `sleeping`: booted but frozen while idle; `absent`: not booted (never, or stopped). */
   state(threadId: string): 'running' | 'sleeping' | 'absent' {
     const thread = this.#threads.get(threadId);
-    return !thread ? 'absent' : thread.frozen ? 'sleeping' : 'running';
+    return !thread ? 'absent' : thread.sleeping ? 'sleeping' : 'running';
   }
 
   /** Whether the thread's sandbox is booting (its entrypoint included). */
@@ -129,7 +129,7 @@ export class Runner {
     timers?.busy();
     // Sent at once unless the sandbox sleeps: an interrupt or a steered message sent right after
     // this call must find the turn registered.
-    const result = thread.frozen
+    const result = thread.sleeping
       ? this.#wake(threadId, thread).then(() => thread.runTurn(command, onEvent))
       : thread.runTurn(command, onEvent);
     return result.finally(() => {
@@ -214,7 +214,7 @@ export class Runner {
     this.#timers.delete(threadId);
     thread.stopping = why?.cutOff ?? true;
     // A frozen supervisor cannot read the shutdown: thawed, it ends its programs in its grace.
-    if (thread.frozen) await thread.sandbox.setFrozen?.(false);
+    await thread.thawToStop();
     thread.sandbox.send({ type: 'shutdown' });
     const grace = sleep(this.#options.stopGraceMs ?? 2_000, undefined, { ref: false });
     await Promise.race([thread.sandbox.exited, grace]);
@@ -270,20 +270,12 @@ export class Runner {
   }
 
   async #freeze(threadId: string, thread: ThreadSandbox): Promise<void> {
-    if (this.#threads.get(threadId) !== thread || thread.turnId !== undefined || thread.frozen) return;
-    if (await thread.sandbox.setFrozen?.(true)) {
-      thread.frozen = true;
-      thread.onStatus?.({ status: 'sleeping', detail: 'frozen while idle' });
-    }
+    if (this.#threads.get(threadId) === thread) await thread.fallAsleep();
   }
 
-  /** Thaws a sleeping sandbox before anything is asked of it. */
+  /** Thaws a sleeping sandbox before anything is asked of it; its idle timers start again. */
   async #wake(threadId: string, thread: ThreadSandbox): Promise<void> {
-    if (!thread.frozen) return;
-    await thread.sandbox.setFrozen?.(false);
-    thread.frozen = false;
-    thread.onStatus?.({ status: 'running', detail: 'woke from sleep' });
-    this.#timers.get(threadId)?.idle();
+    if (await thread.wake()) this.#timers.get(threadId)?.idle();
   }
 
   async #retire(threadId: string, reason: 'idle' | 'lifetime'): Promise<void> {

@@ -127,7 +127,8 @@ export class SandboxBooter {
             size: standby.size,
             onStderr: (text) => this.#log('warn', `sandbox ${id} (stderr): ${text.trimEnd()}`),
           }),
-        agentEnv: (workspaceDir) => options.provider.sandboxEnv(workspaceDir, this.#egressEnv()),
+        agentEnv: (workspaceDir) =>
+          options.provider.sandboxEnv(workspaceDir, this.#egressEnv(), standby.size),
         log: this.#log,
       });
       this.#standbys.fill();
@@ -183,7 +184,7 @@ export class SandboxBooter {
       ...(skillsDir ? { PADDOCK_SKILLS_DIR: skillsDir } : {}),
       ...this.#egressEnv(),
     };
-    thread.configure(provider.sandboxEnv(options.workspaceDir, env));
+    thread.configure(provider.sandboxEnv(options.workspaceDir, env, options.size));
     try {
       const marker = join(threadDir, entrypointMarker);
       if (options.entrypoint !== undefined && !(await exists(marker))) {

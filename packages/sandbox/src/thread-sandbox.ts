@@ -46,8 +46,17 @@ export class ThreadSandbox {
    * rather than as a crash.
    */
   stopping: boolean | { code: string; message: string } = false;
-  /** Frozen while idle (sleeping); thawed before anything is sent. */
-  frozen = false;
+  /**
+   * Frozen while idle, or being frozen (set as the freeze begins, so whatever comes meanwhile wakes
+   * it after); thawed before anything is sent.
+   */
+  #frozen = false;
+  /** The freeze under way: a wake or a stop waits for it before thawing. */
+  #freezing: Promise<boolean> | undefined;
+  /** The thaw under way: whatever else comes meanwhile waits for it too. */
+  #waking: Promise<void> | undefined;
+  /** `sleeping` was reported, so the wake reports `running` again. */
+  #asleep = false;
   /** The supervisor is gone; nothing sent now would ever be answered. */
   gone = false;
   #turn: PendingTurn | undefined;
@@ -64,6 +73,63 @@ export class ThreadSandbox {
     this.onStatus = onStatus;
     sandbox.onMessage((message) => this.#route(message, log));
     void sandbox.exited.then((exit) => this.#settleOnExit(exit));
+  }
+
+  /** Asleep, or falling asleep: anything asked of it must `wake` it first. */
+  get sleeping(): boolean {
+    return this.#frozen || this.#waking !== undefined;
+  }
+
+  /**
+   * Freezes the idle sandbox (no turn running). Claimed as it begins: a turn, a code run or a stop
+   * that comes while the freezer works wakes the sandbox once it is done, instead of finding it
+   * awake and being frozen with it.
+   */
+  async fallAsleep(): Promise<void> {
+    if (this.turnId !== undefined || this.#frozen) return;
+    this.#frozen = true;
+    const freezing = this.sandbox.setFrozen?.(true) ?? Promise.resolve(false);
+    this.#freezing = freezing;
+    const done = await freezing;
+    if (this.#freezing === freezing) this.#freezing = undefined;
+    if (!this.#frozen || this.#waking) return;
+    if (!done) {
+      this.#frozen = false;
+      return;
+    }
+    this.#asleep = true;
+    this.onStatus?.({ status: 'sleeping', detail: 'frozen while idle' });
+  }
+
+  /** Thaws a sleeping (or falling asleep) sandbox; answers whether it slept. */
+  async wake(): Promise<boolean> {
+    if (this.#waking) {
+      await this.#waking;
+      return false;
+    }
+    if (!this.#frozen) return false;
+    this.#waking = (async () => {
+      await this.#freezing;
+      await this.sandbox.setFrozen?.(false);
+      this.#frozen = false;
+      if (this.#asleep) {
+        this.#asleep = false;
+        this.onStatus?.({ status: 'running', detail: 'woke from sleep' });
+      }
+    })().finally(() => {
+      this.#waking = undefined;
+    });
+    await this.#waking;
+    return true;
+  }
+
+  /** Thaws it for a shutdown, without reporting it awake: a frozen supervisor cannot read one. */
+  async thawToStop(): Promise<void> {
+    if (!this.sleeping) return;
+    await this.#freezing;
+    await this.#waking;
+    await this.sandbox.setFrozen?.(false);
+    this.#frozen = false;
   }
 
   get turnId(): string | undefined {

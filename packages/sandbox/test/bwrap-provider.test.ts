@@ -56,7 +56,7 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
         PADDOCK_TOKEN: 'pdk_thr_test',
         ...spec.env,
       };
-      created.send({ type: 'configure', env: provider.sandboxEnv(workspaceDir, env) });
+      created.send({ type: 'configure', env: provider.sandboxEnv(workspaceDir, env, spec.size ?? 'S') });
     }
     return created;
   }
@@ -278,7 +278,7 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
     ]);
     expect(early).toBe('waiting');
     // Inside, the workspace is /workspace whatever its host path.
-    waiting.send({ type: 'configure', env: provider.sandboxEnv('/unused', { MY_SECRET: 'late' }) });
+    waiting.send({ type: 'configure', env: provider.sandboxEnv('/unused', { MY_SECRET: 'late' }, 'S') });
     expect((await run).stdout).toBe('configured: late\n');
     await waiting.destroy();
   });
@@ -327,9 +327,27 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
         `python3 -c "b = b'x' * (${limitMiB - 256} * 1024 * 1024); print('fits')"`,
       );
       expect(fits.stdout).toBe('fits\n');
+      // Node sees the host's memory, not the sandbox's: it is told to keep its old generation to
+      // half the sandbox's (the young one adds 192 MiB here), so V8 collects before the limit kills.
+      const heap = await runScript(
+        hog,
+        `'${nodeInside}' -e 'console.log(require("v8").getHeapStatistics().heap_size_limit / 1024 ** 2)'`,
+      );
+      expect(Number(heap.stdout) - limitMiB / 2).toBeGreaterThan(0);
+      expect(Number(heap.stdout) - limitMiB / 2).toBeLessThanOrEqual(192);
       await hog.destroy();
     },
   );
+
+  it("lets the thread's own NODE_OPTIONS replace the heap size it is given", async () => {
+    const own = await boot({ env: { NODE_OPTIONS: '--max-old-space-size=300 --max-semi-space-size=1' } });
+    const heap = await runScript(
+      own,
+      `'${nodeInside}' -e 'console.log(require("v8").getHeapStatistics().heap_size_limit / 1024 ** 2)'`,
+    );
+    expect(Number(heap.stdout)).toBe(303);
+    await own.destroy();
+  });
 
   it.for(['S', 'M', 'L'] as const)(
     'caps the number of processes of an %s-size sandbox',

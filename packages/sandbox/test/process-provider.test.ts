@@ -33,7 +33,7 @@ describe('process provider', () => {
       PADDOCK_TOKEN: 'pdk_thr_test',
       MY_SECRET: 's3cret',
     };
-    created.send({ type: 'configure', env: provider.sandboxEnv(workspaceDir, env) });
+    created.send({ type: 'configure', env: provider.sandboxEnv(workspaceDir, env, 'S') });
     return created;
   }
 
@@ -219,10 +219,12 @@ function processesIn(dir: string): number[] {
 
 describe('process provider and the program cache', () => {
   it('names the cache where it is on the host, as its sandboxes share the host’s files', () => {
-    const env = createProcessProvider({ harnessDir: '/var/cache/harnesses' }).sandboxEnv('/ws', {
-      PADDOCK_HARNESS_DIR: '/elsewhere',
-    });
+    const env = createProcessProvider({ harnessDir: '/var/cache/harnesses' }).sandboxEnv(
+      '/ws',
+      { PADDOCK_HARNESS_DIR: '/elsewhere' },
+      'S',
+    );
     expect(env.PADDOCK_HARNESS_DIR).toBe('/var/cache/harnesses');
-    expect(createProcessProvider().sandboxEnv('/ws', {}).PADDOCK_HARNESS_DIR).toBeUndefined();
+    expect(createProcessProvider().sandboxEnv('/ws', {}, 'S').PADDOCK_HARNESS_DIR).toBeUndefined();
   });
 });

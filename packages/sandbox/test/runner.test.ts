@@ -11,7 +11,7 @@ import {
 } from '@paddock/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBwrapProvider } from '../src/bwrap-provider.ts';
-import type { SandboxProvider, SandboxSize } from '../src/provider.ts';
+import type { SandboxProcess, SandboxProvider, SandboxSize } from '../src/provider.ts';
 import { Runner } from '../src/runner.ts';
 import type { EntrypointStream, SandboxStatus } from '../src/thread-sandbox.ts';
 import { pidsWithMarker } from './host-processes.ts';
@@ -82,6 +82,26 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
     return { output, statuses, workspaceDir, tookStandby, booted };
   }
 
+  /** While set, a freeze takes this long before the freezer is written, and `freezeBegun` is told. */
+  let slowFreeze: { ms: number; freezeBegun: () => void } | undefined;
+  /** The real sandbox, but for a freeze slowed as `slowFreeze` says. */
+  function slowFreezes(sandbox: SandboxProcess): SandboxProcess {
+    return new Proxy(sandbox, {
+      get(target, property) {
+        const value = Reflect.get(target, property, target);
+        if (property === 'setFrozen' && target.setFrozen)
+          return async (frozen: boolean) => {
+            if (frozen && slowFreeze) {
+              slowFreeze.freezeBegun();
+              await sleep(slowFreeze.ms);
+            }
+            return target.setFrozen!(frozen);
+          };
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  }
+
   function standbyDirs(stateDir: string): string[] {
     const dir = join(stateDir, 'standby');
     return existsSync(dir) ? readdirSync(dir) : [];
@@ -108,10 +128,10 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
       apiUrlInside: bwrap.apiUrlInside,
       sandboxEnv: bwrap.sandboxEnv,
       close: () => bwrap.close(),
-      create: (spec) => {
+      create: async (spec) => {
         if (spec.id.startsWith('standby-')) standbyBoots++;
         else freshBoots++;
-        return bwrap.create(spec);
+        return slowFreezes(await bwrap.create(spec));
       },
     };
     runner = new Runner({
@@ -421,8 +441,9 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
   it('stops a sleeping sandbox by thawing it first, so its supervisor shuts down without the grace', async (context) => {
     if (!cgroups) context.skip();
     const threadId = randomUUID();
+    // Asleep well before its stop, however slow the freezer on a busy machine.
     const { statuses } = await ensure(threadId, {
-      lifecycle: { idle: { freezeAfterMs: 300, stopAfterMs: 800 } },
+      lifecycle: { idle: { freezeAfterMs: 300, stopAfterMs: 3_000 } },
     });
     expect((await runner.runTurn(threadId, turnCommand('::sh true'), () => {})).stopReason).toBe('end_turn');
     const idleAt = Date.now();
@@ -430,7 +451,27 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
     for (let i = 0; i < 300 && statuses.at(-1)?.status !== 'stopped'; i++) await sleep(50);
     expect(statuses.map((s) => s.status).slice(-2)).toEqual(['sleeping', 'stopped']);
     // A frozen supervisor could not read its shutdown: the stop would have waited out the 10 s grace.
-    expect(Date.now() - idleAt).toBeLessThan(800 + 6_000);
+    expect(Date.now() - idleAt).toBeLessThan(3_000 + 6_000);
+  });
+
+  it('wakes a sandbox a turn finds falling asleep, rather than freezing it under the turn', async (context) => {
+    if (!cgroups) context.skip();
+    const threadId = randomUUID();
+    await ensure(threadId, { lifecycle: { idle: { freezeAfterMs: 200, stopAfterMs: 60_000 } } });
+    const begun = new Promise<void>((freezeBegun) => {
+      slowFreeze = { ms: 1_000, freezeBegun };
+    });
+    try {
+      await begun;
+      // The freezer works for a second: the turn that arrives meanwhile must run, awake, to its end.
+      const turn = await runner.runTurn(threadId, turnCommand('::sh sleep 2; echo awake'), () => {});
+      expect(turn.stopReason).toBe('end_turn');
+      expect(turn.lastAssistantText).toContain('awake');
+      expect(runner.state(threadId)).toBe('running');
+    } finally {
+      slowFreeze = undefined;
+      await runner.stop(threadId);
+    }
   });
 
   it('stops a sandbox at the end of its lifetime, ending its turn, and never boots it again', async () => {

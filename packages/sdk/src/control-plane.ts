@@ -22,6 +22,7 @@ import type {
   personalTokenCreatedSchema,
   personalTokenSchema,
   Schedule,
+  SignInProviders,
   scheduleCreateBodySchema,
   TeamAgent,
   teamSchema,
@@ -82,6 +83,9 @@ export function controlPlane(http: Transport) {
         body: { username, password },
         replaySafe: false,
       }),
+    /** `GET /v2/auth/providers`: the built-in login, and the OpenID Connect issuer when there is one. */
+    signInProviders: (opts: CallOptions = {}) =>
+      http.json<SignInProviders>('GET', '/v2/auth/providers', { ...opts, replaySafe: true }),
     /** `POST /v2/auth/logout`: ends the login session this client's token is (204 also when it was). */
     logout: (opts: CallOptions = {}) =>
       http.send('POST', '/v2/auth/logout', { ...opts, replaySafe: true, read: async () => undefined }),

@@ -1,4 +1,4 @@
-import { type ErrorCode, errorStatus } from '@paddock/protocol';
+import { type ErrorCode, errorStatus } from '@paddock/protocol/error-codes';
 
 /**
  * What a `PaddockError` names: a code of the service's vocabulary (`@paddock/protocol`), or one of

@@ -1,3 +1,4 @@
+export type { Connection, SignInProviders } from '@paddock/protocol';
 export {
   type AppendMessagesInput,
   type AppendMessagesResponse,

@@ -1,5 +1,5 @@
 import type { CreateUploadBody, FileTransfer } from '@paddock/protocol';
-import { type PreviousUpload, Upload, type UrlStorage } from 'tus-js-client';
+import type { PreviousUpload, Upload, UrlStorage } from 'tus-js-client';
 import { PaddockError } from './errors.ts';
 import type { CallOptions, Transport } from './http.ts';
 
@@ -111,12 +111,14 @@ async function previousTransfer(
   return undefined;
 }
 
-function sendBytes(
+/** tus-js-client is loaded with the first upload: a browser page that never uploads never fetches it. */
+async function sendBytes(
   input: TusInput,
   endpoint: string,
   size: number,
   options: UploadFileOptions,
 ): Promise<void> {
+  const { Upload } = await import('tus-js-client');
   return new Promise((resolve, reject) => {
     const { signal } = options;
     if (signal?.aborted) return reject(signal.reason);

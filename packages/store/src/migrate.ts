@@ -23,6 +23,8 @@ import * as mcpOauthFlows from './migrations/0020-mcp-oauth-flows.ts';
 import * as agentNetwork from './migrations/0021-agent-network.ts';
 import * as schedules from './migrations/0022-schedules.ts';
 import * as threadsByTeam from './migrations/0023-threads-by-team.ts';
+import * as loginFailures from './migrations/0024-login-failures.ts';
+import * as machines from './migrations/0025-machines.ts';
 
 /** Migrations are listed in code (no directory scan), so the set is the same wherever the store runs. */
 const migrations = (seal: SealSecret | undefined): Record<string, Migration> => ({
@@ -46,6 +48,8 @@ const migrations = (seal: SealSecret | undefined): Record<string, Migration> => 
   '0021-agent-network': agentNetwork,
   '0022-schedules': schedules,
   '0023-threads-by-team': threadsByTeam,
+  '0024-login-failures': loginFailures,
+  '0025-machines': machines,
 });
 
 /** `seal` seals secrets that older versions stored in plain text (migration 0013 needs it when there are any). */

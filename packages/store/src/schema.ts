@@ -10,6 +10,7 @@ import type {
 } from './schema/agents.ts';
 import type { FileTransfersTable } from './schema/file-transfers.ts';
 import type {
+  LoginFailuresTable,
   LoginSessionsTable,
   OrgMembersTable,
   OrgsTable,
@@ -31,6 +32,7 @@ import type {
   EventsTable,
   InputsTable,
   LiveSandboxesTable,
+  MachinesTable,
   MessagesTable,
   ThreadsTable,
   TurnsTable,
@@ -58,11 +60,13 @@ export interface Database {
   team_members: TeamMembersTable;
   tokens: TokensTable;
   login_sessions: LoginSessionsTable;
+  login_failures: LoginFailuresTable;
   agents: AgentsTable;
   team_agent_grants: TeamAgentGrantsTable;
   agent_integrations: AgentIntegrationsTable;
   threads: ThreadsTable;
   live_sandboxes: LiveSandboxesTable;
+  machines: MachinesTable;
   messages: MessagesTable;
   inputs: InputsTable;
   turns: TurnsTable;

@@ -36,6 +36,11 @@ export interface Deployment {
   signalRunner(signal: NodeJS.Signals): void;
   /** Resolves once the log shows this many runner connections in total. */
   runnerConnected(count: number): Promise<void>;
+  /**
+   * Resolves once the output holds `text` this many times (default once): a process's log reaches
+   * the test through a pipe, possibly after an answer the same process sent later over HTTP.
+   */
+  logged(text: string, count?: number): Promise<void>;
   request: ApiRequest;
   close(): Promise<void>;
 }
@@ -128,10 +133,11 @@ export async function startDeployment(
     signalRunner(signal) {
       runner?.kill(signal);
     },
-    async runnerConnected(count) {
+    runnerConnected: (count) => deployment.logged('"msg":"runner connected"', count),
+    async logged(text, count = 1) {
       const until = Date.now() + 20_000;
-      while ((log.match(/"msg":"runner connected"/g) ?? []).length < count) {
-        if (Date.now() > until) throw new Error(`runner did not connect:\n${log}`);
+      while (log.split(text).length - 1 < count) {
+        if (Date.now() > until) throw new Error(`the output did not show ${text} ${count} times:\n${log}`);
         await new Promise((r) => setTimeout(r, 50));
       }
     },

@@ -53,16 +53,21 @@ export async function startTestServer(
     ...env,
   });
   const paddock = await startPaddock(config, { faults: options.faults, logger: options.logger });
+  let closing: Promise<void> | undefined;
   return {
     paddock,
     url: paddock.url,
     token,
     dataDir,
     request: apiRequester(() => paddock.url, token),
-    async close() {
-      await paddock.close();
-      await postgres?.drop();
-      rmSync(dataDir, { recursive: true, force: true });
+    // Once, however often it is called (a test may stop one of two nodes before both are closed).
+    close() {
+      closing ??= (async () => {
+        await paddock.close();
+        await postgres?.drop();
+        rmSync(dataDir, { recursive: true, force: true });
+      })();
+      return closing;
     },
   };
 }
@@ -100,4 +105,29 @@ export async function startInjectedServer(
   await new Promise((resolve) => app.server.close(resolve));
   const inject: Inject = (request) => app.inject({ ...request, method: request.method as HTTPMethods });
   return { ...server, request: injectRequester(inject, server.token) };
+}
+
+/**
+ * Two server nodes in this process on one fresh PostgreSQL database, sharing the deployment's
+ * secret key (sealed signing keys, secrets), each with its own settings on top; started one after
+ * the other (the first migrates). `close` stops both and drops the database.
+ */
+export async function startTwoNodes(
+  adminUrl: string,
+  env: { a?: Record<string, string>; b?: Record<string, string> } = {},
+): Promise<{ a: TestServer; b: TestServer; close(): Promise<void> }> {
+  const database = await createPostgresDatabase(adminUrl);
+  const shared = { DATABASE_URL: database.url, PADDOCK_SECRET_KEY: randomBytes(32).toString('hex') };
+  const postgres: TestDatabase = { name: 'postgres', adminUrl };
+  const a = await startTestServer(postgres, { ...shared, ...env.a });
+  const b = await startTestServer(postgres, { ...shared, ...env.b });
+  return {
+    a,
+    b,
+    async close() {
+      await b.close();
+      await a.close();
+      await database.drop();
+    },
+  };
 }

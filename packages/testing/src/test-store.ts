@@ -22,6 +22,28 @@ export async function openTestStore(
   };
 }
 
+/**
+ * Two server nodes' stores on one PostgreSQL database. SQLite serves one node (one process holds
+ * the file), so there both "nodes" share its one store, whose transactions run one at a time.
+ */
+export async function openTwoNodeStores(
+  database: TestDatabase,
+): Promise<{ nodes: [Store, Store]; close(): Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'paddock-nodes-'));
+  const postgres = database.name === 'postgres' ? await createPostgresDatabase(database.adminUrl) : undefined;
+  const first = await openStore({ databaseUrl: postgres?.url, dataDir });
+  const second = postgres ? await openStore({ databaseUrl: postgres.url, dataDir }) : first;
+  return {
+    nodes: [first, second],
+    async close() {
+      await first.close();
+      if (second !== first) await second.close();
+      await postgres?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
 /** Inserts a user, team, agent and thread: the rows a thread-level test needs. */
 export async function seedThread(
   store: Store,

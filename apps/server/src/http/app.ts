@@ -1,5 +1,6 @@
 import type { AddressRange, Authenticator, LoginSessions, Services } from '@paddock/core';
 import type { ModelRouter } from '@paddock/models';
+import type { SignInProviders } from '@paddock/protocol';
 import type { DataStore } from '@tus/server';
 import Fastify, {
   type FastifyBaseLogger,
@@ -30,6 +31,7 @@ import { taskRoutes } from './public/tasks.ts';
 import { threadRoutes } from './public/threads.ts';
 import { uploadRoutes } from './public/uploads.ts';
 import { type RunnerLinkOptions, runnerLinkRoutes } from './runner-link.ts';
+import { installThreadHomes } from './thread-homes.ts';
 import { tusUploadRoutes } from './tus-uploads.ts';
 import { webAppPage, webAppRoutes } from './web-app.ts';
 
@@ -37,6 +39,8 @@ export interface AppOptions {
   services: Services;
   authenticator: Authenticator;
   sessions: LoginSessions;
+  /** How a browser signs in (`GET /v2/auth/providers`). */
+  signIn: SignInProviders;
   /** Enforce the guarded writes outside the control plane; off, a would-be denial is only logged. */
   enforceGuardedWrites: boolean;
   models: ModelRouter;
@@ -51,6 +55,8 @@ export interface AppOptions {
   runnerLink?: Omit<RunnerLinkOptions, 'authenticator' | 'services'>;
   /** The built web app (D17), served at `/`. */
   webDir: string;
+  /** Other nodes share the database: a thread's workspace requests go to the node holding it. */
+  threadHomes: boolean;
 }
 
 /** The HTTP surface: wiring only. Routes parse with protocol schemas and call one core verb. */
@@ -80,6 +86,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   // First: the document is made of the routes registered after it.
   await installOpenApi(app);
+  // Before authentication: the node a request goes on to authenticates it.
+  if (options.threadHomes) installThreadHomes(app, options.services);
   installAuth(app, options.authenticator, { enforceGuardedWrites: options.enforceGuardedWrites });
   // Graceful close: requests in flight get a short grace, then every connection still open (a client's
   // idle keep-alive socket that went quiet after close began, a stalled request) is closed.
@@ -100,7 +108,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     () => ({ ok: true }),
   );
-  loginRoutes(app, options.sessions, options.services.revocations);
+  loginRoutes(app, options);
   threadRoutes(app, options.services);
   taskRoutes(app, options.services);
   machineRoutes(app, options.services);

@@ -1,15 +1,39 @@
 import { type LoginSessions, logout, type Revocations } from '@paddock/core';
-import { loginBodySchema, loginResponseSchema } from '@paddock/protocol';
+import {
+  loginBodySchema,
+  loginResponseSchema,
+  type SignInProviders,
+  signInProvidersSchema,
+} from '@paddock/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { rawBody } from './openapi.ts';
 
 /**
  * The built-in identity provider (D13): password login, logout, and the keys its sessions are
- * signed with.
+ * signed with; and how a browser signs in (the built-in login, or an external issuer's).
  */
-export function loginRoutes(app: FastifyInstance, sessions: LoginSessions, revocations: Revocations): void {
+export function loginRoutes(
+  app: FastifyInstance,
+  {
+    sessions,
+    services: { revocations },
+    signIn,
+  }: { sessions: LoginSessions; services: { revocations: Revocations }; signIn: SignInProviders },
+): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
+  r.get(
+    '/v2/auth/providers',
+    {
+      config: { auth: false },
+      schema: {
+        operationId: 'getSignInProviders',
+        summary: 'How to sign in: the built-in login, and the OpenID Connect issuer when one is configured',
+        response: { 200: signInProvidersSchema },
+      },
+    },
+    () => signIn,
+  );
   r.post(
     '/v2/auth/login',
     {

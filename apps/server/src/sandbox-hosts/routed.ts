@@ -50,6 +50,7 @@ export function routedSandboxHost(
   const adoptingRouted: AdoptingSandboxHost = {
     ...routed,
     adoptsTurns: true,
+    connectedRunners: () => adopting.flatMap((host) => host.connectedRunners()),
     attach(threadId, turnId, fromIndex, onEvent) {
       const host = hostOf(threadId);
       if (!isAdoptingHost(host)) throw new Error('this sandbox host cannot adopt turns');

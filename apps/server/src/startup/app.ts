@@ -41,6 +41,16 @@ export function paddockApp(
     services,
     authenticator: createAuthenticator(services.store, { sessions }),
     sessions,
+    signIn: {
+      password: true,
+      oidc: config.PADDOCK_OIDC_CLIENT_ID
+        ? {
+            issuer: config.PADDOCK_OIDC_ISSUER!,
+            client_id: config.PADDOCK_OIDC_CLIENT_ID,
+            scope: config.PADDOCK_OIDC_SCOPE,
+          }
+        : null,
+    },
     enforceGuardedWrites: config.PADDOCK_ENFORCE_WRITE_SCOPES,
     models: parts.models,
     logger: parts.logger,
@@ -49,6 +59,7 @@ export function paddockApp(
     keepaliveMs: config.PADDOCK_SSE_KEEPALIVE_MS,
     uploadDatastore: parts.uploadDatastore,
     webDir: config.webDir,
+    threadHomes: services.store.dialect === 'postgres',
     runnerLink: {
       deployment: detached && {
         hub: detached,

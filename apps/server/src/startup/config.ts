@@ -84,6 +84,15 @@ const configSchema = z.object({
   PADDOCK_SERVER_URL: z.url().default('http://127.0.0.1:8787'),
   PADDOCK_SSE_KEEPALIVE_MS: positiveMs.default(15_000),
   /**
+   * Many nodes on PostgreSQL: this node's own address, where the others forward the requests of the
+   * threads whose workspace it holds (by default `http://HOST:PORT`).
+   */
+  PADDOCK_NODE_URL: z.url().optional(),
+  /** Logs where each follow-up's time goes, input to first streamed chunk (docs/performance.md). */
+  PADDOCK_TRACE_TURNS: z.stringbool().default(false),
+  /** How often a node says it lives and which machines it reaches; three missed and they are gone. */
+  PADDOCK_PRESENCE_MS: positiveMs.default(2_000),
+  /**
    * How often an open event stream re-checks its credential, to end once it is revoked on another
    * node (a revocation on the stream's own node ends it at once).
    */
@@ -93,6 +102,10 @@ const configSchema = z.object({
   /** An external OpenID Connect issuer whose access tokens are login sessions too (with its audience). */
   PADDOCK_OIDC_ISSUER: z.url().optional(),
   PADDOCK_OIDC_AUDIENCE: z.string().min(1).optional(),
+  /** The issuer's client id for the web app's sign-in (a public client: code flow with PKCE). */
+  PADDOCK_OIDC_CLIENT_ID: z.string().min(1).optional(),
+  /** The scopes the web app asks the issuer for (its access token must carry the audience). */
+  PADDOCK_OIDC_SCOPE: z.string().min(1).default('openid profile email'),
   /**
    * Enforce `publish` on the guarded writes outside the control plane (on by default: PATCH agent
    * sets the entrypoint, which runs code); off, a would-be denial is only logged.
@@ -222,6 +235,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(
       'invalid PADDOCK_OIDC_AUDIENCE: PADDOCK_OIDC_ISSUER and PADDOCK_OIDC_AUDIENCE go together',
     );
+  }
+  if (result.data.PADDOCK_OIDC_CLIENT_ID && !result.data.PADDOCK_OIDC_ISSUER) {
+    throw new ConfigError('invalid PADDOCK_OIDC_CLIENT_ID: it needs PADDOCK_OIDC_ISSUER');
   }
   const dataDir = resolve(result.data.PADDOCK_DATA_DIR);
   const harnessCacheDir = resolve(result.data.PADDOCK_HARNESS_CACHE ?? join(dataDir, 'harnesses'));

@@ -8,7 +8,7 @@ import {
   type Services,
 } from '@paddock/core';
 import { createModelRouter } from '@paddock/models';
-import { createEventLog, createInProcessEventBus, createTurnQueue } from '@paddock/runtime';
+import { createEventLog, createTurnQueue } from '@paddock/runtime';
 import { createWorkspaceIo } from '@paddock/sandbox';
 import { openStore } from '@paddock/store';
 import type { FastifyInstance } from 'fastify';
@@ -23,7 +23,9 @@ import { loadDeploymentConfig } from './deployment-config.ts';
 import { egressSettings } from './egress-settings.ts';
 import { harnessPrograms, standbyAgents } from './harness-programs.ts';
 import { createLogger } from './logger.ts';
+import { machinePresence } from './machine-presence.ts';
 import { loadNodeId } from './node-id.ts';
+import { createNodeLinks } from './node-links.ts';
 import { startSandboxBackends } from './sandbox-backends.ts';
 import { loadSecretKey } from './secret-key.ts';
 import { serverAddress } from './server-address.ts';
@@ -89,10 +91,13 @@ export async function startPaddock(
   const workspaces = await openWorkspaces(config);
   const workspaceFiles = createWorkspaceIo();
   // What the verbs, the executor and the runners' hubs ask of the turn worker, made below.
-  const turnQueue = createTurnQueue();
-  const events = createEventLog(store, createInProcessEventBus());
+  const links = createNodeLinks(store, config.DATABASE_URL, logger);
+  const turnQueue = createTurnQueue(links.signals);
+  const events = createEventLog(store, links.bus);
   const harnesses = harnessPrograms(config, deployment, logger);
+  const presence = machinePresence();
   const sandboxes = await startSandboxBackends(config, {
+    runnersChanged: presence.changed,
     deployment,
     programs: harnesses.cache,
     standbyAgents: standbyAgents(config, harnesses.profiles),
@@ -112,6 +117,7 @@ export async function startPaddock(
     events,
     secrets,
     nodeId,
+    signals: links.signals,
     sandboxes,
     turnQueue,
     workspaces,
@@ -121,7 +127,15 @@ export async function startPaddock(
     logger,
     faults: options.faults ?? noFaults,
   });
-  const jobs = backgroundJobs(config, { deployment, services, executor, turnQueue, logger });
+  const jobs = backgroundJobs(config, {
+    deployment,
+    services,
+    executor,
+    turnQueue,
+    logger,
+    nodeUrl: () => config.PADDOCK_NODE_URL ?? address.url(),
+    presence,
+  });
   const app = await paddockApp(config, {
     services,
     secrets,
@@ -137,6 +151,7 @@ export async function startPaddock(
     await app.close();
     await services.outbound.close();
     await workspaces.close();
+    await links.close();
     await store.close();
   };
   try {

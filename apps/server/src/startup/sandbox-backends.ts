@@ -53,6 +53,8 @@ export async function startSandboxBackends(
     egress: EgressSettings;
     /** Stores the connections every backend's sandboxes make through their egress proxies. */
     recordNetwork: NetworkRecorder;
+    /** A runner connected to this node, or left it. */
+    runnersChanged: () => void;
   },
 ): Promise<SandboxBackends> {
   const { logger, workspaces, address } = parts;
@@ -63,6 +65,7 @@ export async function startSandboxBackends(
     logger,
     ...heldTurns(parts.store, parts.turnQueue),
     onNetwork: parts.recordNetwork,
+    onRunners: parts.runnersChanged,
   };
   const network = { egress: parts.egress, recordNetwork: parts.recordNetwork };
   const detached =

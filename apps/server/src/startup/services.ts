@@ -7,13 +7,15 @@ import {
   createTurnExecutor,
   type Faults,
   type HarnessPrograms,
+  loggedTurnTrace,
+  noTurnTrace,
   type SecretBox,
   type Services,
   type TurnExecutor,
   type UploadStore,
 } from '@paddock/core';
 import { createEvalJudge, type ModelRouter } from '@paddock/models';
-import type { EventLog, TurnQueue } from '@paddock/runtime';
+import type { EventLog, NodeSignals, TurnQueue } from '@paddock/runtime';
 import type { WorkspaceIo, Workspaces } from '@paddock/sandbox';
 import type { Store } from '@paddock/store';
 import type { Logger } from 'pino';
@@ -35,6 +37,8 @@ export function composeServices(
     events: EventLog;
     secrets: SecretBox;
     nodeId: string;
+    /** What this node tells the others (a revocation), and hears from them. */
+    signals: NodeSignals;
     sandboxes: SandboxBackends;
     turnQueue: TurnQueue;
     workspaces: Workspaces;
@@ -54,7 +58,7 @@ export function composeServices(
     sandboxes: parts.sandboxes.host,
     harnesses: parts.harnesses,
     nodeId: parts.nodeId,
-    revocations: createRevocations(config.PADDOCK_CREDENTIAL_RECHECK_MS),
+    revocations: createRevocations(config.PADDOCK_CREDENTIAL_RECHECK_MS, parts.signals),
     credits: budgetCreditGate({
       store,
       budgets: config.PADDOCK_CREDIT_BUDGETS,
@@ -87,6 +91,7 @@ export function composeServices(
     network: deployment.network,
     log: parts.logger,
     faults: parts.faults,
+    turnTrace: config.PADDOCK_TRACE_TURNS ? loggedTurnTrace(parts.logger) : noTurnTrace,
   };
   const executor = createTurnExecutor(served);
   return { services: Object.freeze({ ...served, steering: executor }), executor };

@@ -63,7 +63,7 @@ export function createLoginSessions(options: LoginSessionOptions): LoginSessions
   const external = options.external && externalIssuer(options.store, options.external);
   // Spent on unknown usernames too, so a login's timing does not tell which usernames exist.
   const decoy = hashPassword('not a password');
-  const throttle = createLoginThrottle({ limit: 10, windowMs: 15 * 60_000 });
+  const throttle = createLoginThrottle(options.store, { limit: 10, windowMs: 15 * 60_000 });
 
   /** The session a trusted issuer signed (and that has not lapsed), whatever its server-side state. */
   async function signedSession(jwt: string): Promise<(VerifiedSession & { builtin: boolean }) | undefined> {
@@ -87,14 +87,14 @@ export function createLoginSessions(options: LoginSessionOptions): LoginSessions
 
   return {
     async login(username, password, client) {
-      throttle.check(username, client);
+      await throttle.check(username, client);
       const user = await findUserByName(options.store.db, username);
       const ok = await verifyPassword(password, user?.password_hash ?? (await decoy));
       if (!user?.password_hash || !ok) {
-        throttle.failed(username, client);
+        await throttle.failed(username, client);
         throw new PaddockError('invalid_credentials', 'invalid username or password');
       }
-      throttle.succeeded(username, client);
+      await throttle.succeeded(username, client);
       const { kid, privateKey } = await builtin.signingKey();
       // One reading of the clock, in whole seconds as a JWT has them: exp - iat is the session's ttl.
       const issuedAt = Math.floor(Date.now() / 1000);

@@ -1,50 +1,47 @@
 import { isIPv6 } from 'node:net';
+import { timestamp } from '@paddock/protocol';
+import { clearLoginFailures, listLoginFailures, recordLoginFailure, type Store } from '@paddock/store';
 import { PaddockError } from '../errors.ts';
 import { ipv6Bytes } from '../outbound/address-ranges.ts';
 
 /**
  * Slows password guessing at the built-in login: after `limit` failed attempts on one username from
  * one client address within `windowMs`, that username's logins from that address are refused (429,
- * with Retry-After) until the oldest failure ages out; a success clears the count. Keyed on the pair,
- * so someone guessing a username (the admin's) cannot lock its owner out from everywhere. Kept in
- * memory, per server node.
+ * with Retry-After) until the oldest of those failures ages out; a success clears the count. Keyed
+ * on the pair, so someone guessing a username (the admin's) cannot lock its owner out from
+ * everywhere. Counted in the database, so guesses spread over server nodes count together.
  */
 export interface LoginThrottle {
   /** Throws 429 `too_many_attempts` while the username is locked out for this client. */
-  check(username: string, client: string): void;
-  failed(username: string, client: string): void;
-  succeeded(username: string, client: string): void;
+  check(username: string, client: string): Promise<void>;
+  failed(username: string, client: string): Promise<void>;
+  succeeded(username: string, client: string): Promise<void>;
 }
 
-const maxTracked = 10_000;
-
-export function createLoginThrottle(options: { limit: number; windowMs: number }): LoginThrottle {
-  const failures = new Map<string, number[]>();
-  const recent = (key: string, now: number): number[] => {
-    const kept = (failures.get(key) ?? []).filter((at) => now - at < options.windowMs);
-    if (kept.length === 0) failures.delete(key);
-    else failures.set(key, kept);
-    return kept;
-  };
+export function createLoginThrottle(
+  store: Store,
+  options: { limit: number; windowMs: number; now?: () => number },
+): LoginThrottle {
+  const now = options.now ?? Date.now;
   const keyOf = (username: string, client: string) => `${clientNetwork(client)} ${username}`;
+  const windowStart = (at: number) => timestamp(new Date(at - options.windowMs));
   return {
-    check(username, client) {
-      const now = Date.now();
-      const kept = recent(keyOf(username, client), now);
-      if (kept.length < options.limit) return;
-      const retryAfter = Math.ceil((kept[0]! + options.windowMs - now) / 1000);
+    async check(username, client) {
+      const at = now();
+      const failures = await listLoginFailures(store.db, keyOf(username, client), windowStart(at));
+      if (failures.length < options.limit) return;
+      // Locked until the failure that made it `limit` within the window ages out.
+      const unlocks = Date.parse(`${failures[failures.length - options.limit]}Z`) + options.windowMs;
       throw new PaddockError('too_many_attempts', 'too many failed logins for this user; try again later', {
-        retryAfter,
+        retryAfter: Math.max(1, Math.ceil((unlocks - at) / 1000)),
       });
     },
-    failed(username, client) {
-      const now = Date.now();
-      const key = keyOf(username, client);
-      if (failures.size >= maxTracked) for (const name of [...failures.keys()]) recent(name, now);
-      failures.set(key, [...recent(key, now), now].slice(-options.limit));
+    async failed(username, client) {
+      const at = now();
+      await recordLoginFailure(store.db, keyOf(username, client), timestamp(new Date(at)), windowStart(at));
     },
-    succeeded(username, client) {
-      failures.delete(keyOf(username, client));
+    async succeeded(username, client) {
+      await clearLoginFailures(store.db, keyOf(username, client));
     },
   };
 }

@@ -1,7 +1,10 @@
+import type { NodeSignals } from '@paddock/runtime';
+
 /**
  * How an open event stream learns that its credential was revoked. A revocation made in this
- * process is signalled at once (every stream re-checks its own credential); one made on another
- * node is seen by the periodic re-check every `recheckMs`.
+ * process is signalled at once (every stream re-checks its own credential), and so is one made on
+ * another node when the nodes signal each other (`signals`, on PostgreSQL); the periodic re-check
+ * every `recheckMs` catches whatever a lost signal missed.
  */
 export interface Revocations {
   readonly recheckMs: number;
@@ -10,12 +13,19 @@ export interface Revocations {
   onRevoked(listener: () => void): () => void;
 }
 
-export function createRevocations(recheckMs: number): Revocations {
+export function createRevocations(recheckMs: number, signals?: NodeSignals): Revocations {
   const listeners = new Set<() => void>();
+  const recheck = () => {
+    for (const listener of listeners) listener();
+  };
+  signals?.on((signal) => {
+    if (signal.kind === 'revoked') recheck();
+  });
   return {
     recheckMs,
     revoked() {
-      for (const listener of listeners) listener();
+      recheck();
+      signals?.send({ kind: 'revoked' });
     },
     onRevoked(listener) {
       listeners.add(listener);

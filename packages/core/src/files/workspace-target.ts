@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { MachineKind, MachineSize } from '@paddock/protocol';
-import { findAgent, type ThreadRow } from '@paddock/store';
+import { findAgent, setThreadMachine, type ThreadRow } from '@paddock/store';
 import type { Services } from '../context.ts';
 import { bootSize } from '../machines/machine-size.ts';
 
@@ -20,9 +20,11 @@ export interface WorkspaceMaker {
  * sandbox uid, which owns it (undefined when the server is not root).
  */
 export async function ensureWorkspace(
-  services: Pick<Services, 'store' | 'workspaces' | 'workspacesDir'>,
-  thread: Pick<ThreadRow, 'id' | 'agent_id'>,
+  services: Pick<Services, 'store' | 'workspaces' | 'workspacesDir' | 'nodeId'>,
+  thread: Pick<ThreadRow, 'id' | 'agent_id' | 'machine_id'>,
 ): Promise<{ dir: string; uid: number | undefined }> {
+  // The first to make a thread's workspace (an upload before any boot) holds it: its turns run here.
+  if (thread.machine_id === null) await setThreadMachine(services.store.db, thread.id, services.nodeId);
   const agent = await findAgent(services.store.db, thread.agent_id);
   // The size only counts when the workspace is made: its quota is the size's at that time.
   const size = agent ? bootSize(agent.machine_kind as MachineKind, agent.machine_size as MachineSize) : 'S';
@@ -31,8 +33,8 @@ export async function ensureWorkspace(
 
 /** `ensureWorkspace`'s directory. */
 export async function ensureWorkspaceDir(
-  services: Pick<Services, 'store' | 'workspaces' | 'workspacesDir'>,
-  thread: Pick<ThreadRow, 'id' | 'agent_id'>,
+  services: Pick<Services, 'store' | 'workspaces' | 'workspacesDir' | 'nodeId'>,
+  thread: Pick<ThreadRow, 'id' | 'agent_id' | 'machine_id'>,
 ): Promise<string> {
   return (await ensureWorkspace(services, thread)).dir;
 }

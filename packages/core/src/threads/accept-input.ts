@@ -18,7 +18,7 @@ import { steeringTarget } from './steering-target.ts';
 import { updateThreadStatus } from './thread-status.ts';
 
 /** What taking an input uses of the services (the verbs that take inputs pass theirs on). */
-export type InputServices = Pick<Services, 'sandboxLimits' | 'steering' | 'turnQueue'> & {
+export type InputServices = Pick<Services, 'sandboxLimits' | 'steering' | 'turnQueue' | 'turnTrace'> & {
   events: Pick<EventLog, 'publish'>;
 };
 
@@ -102,6 +102,7 @@ export async function acceptInput(
     return { accepted, events: [], steerInto: target };
   });
   services.events.publish(events);
+  if (accepted.runStarted || steerInto) services.turnTrace.mark(threadId, 'input_stored');
   if (accepted.runStarted) services.turnQueue.wake();
   if (steerInto) {
     // The answer acknowledges the durable input; delivery into the turn happens after it.

@@ -75,6 +75,7 @@ export async function createThread(
       recovery_state: null,
       replacement_task_id: null,
       machine_expires_at: null,
+      machine_id: null,
       skills: JSON.stringify(skills),
       created_at: at,
       updated_at: at,

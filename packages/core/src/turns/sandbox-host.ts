@@ -133,6 +133,11 @@ export interface SandboxHost {
 /** A host whose turns outlive the server that started them (detached and self-hosted runners). */
 export interface AdoptingSandboxHost extends SandboxHost {
   readonly adoptsTurns: true;
+  /**
+   * The runners connected to this server now: the machines it reaches besides itself (a
+   * self-hosted runner hosts its own agent's threads only).
+   */
+  connectedRunners(): { runnerId: string; selfHosted: boolean }[];
   /** Picks up a turn a detached runner kept running (adoption): its events from `fromIndex`, then its result. */
   attach(threadId: string, turnId: string, fromIndex: number, onEvent: TurnEventSink): Promise<TurnResult>;
   /** The turn's result is stored; the host may forget the turn. */

@@ -71,36 +71,46 @@ export async function settleTurn(
   events.publish(committed);
 }
 
-/**
- * Settles a running turn nobody will finish: its lease expired (its server died, and on a detached
- * runner no server adopted it within the window), or `lostOn` names the runner that reconnected
- * without it (a restart cut the turn off before it reached its sandbox).
- */
+/** Why nobody will finish a running turn. */
+export type AbandonCause =
+  /** Its lease expired: its server died (and, on a detached runner, no server adopted it in the window). */
+  | { kind: 'expired' }
+  /** Its detached runner reconnected without it (a restart cut it off before it reached its sandbox). */
+  | { kind: 'runner_lost'; runnerId: string }
+  /** The in-process runner of its node ran it, and the node's process died: the node came back. */
+  | { kind: 'owner_died' };
+
+/** Settles a running turn nobody will finish, for `cause`, if it still stands when the turn is locked. */
 export async function settleAbandonedTurn(
   { store, events }: Pick<Services, 'store' | 'events'>,
   turn: TurnRow,
-  lostOn?: string,
+  cause: AbandonCause = { kind: 'expired' },
 ): Promise<void> {
   const committed = await store.transaction(async (trx) => {
     const at = timestamp();
     const thread = await lockThread(trx, turn.thread_id, at);
     const current = await findTurn(trx, turn.id);
     if (!thread || current?.status !== 'running' || current.lease_owner !== turn.lease_owner) return [];
-    if (lostOn === undefined ? (current.lease_expires_at ?? '') >= at : current.runner_id !== lostOn)
-      return [];
+    if (cause.kind === 'expired' && (current.lease_expires_at ?? '') >= at) return [];
+    if (cause.kind === 'runner_lost' && current.runner_id !== cause.runnerId) return [];
     await endTurn(trx, thread, turn.id, { stopReason: 'error' }, at);
     const error =
-      lostOn !== undefined
+      cause.kind === 'runner_lost'
         ? {
             code: 'runner_lost',
-            message: `runner ${lostOn} reconnected without the turn: a restart cut it off before it reached its sandbox`,
+            message: `runner ${cause.runnerId} reconnected without the turn: a restart cut it off before it reached its sandbox`,
           }
-        : {
-            code: 'lease_expired',
-            message: current.runner_id
-              ? `no server adopted the turn within the adoption window after its lease expired (runner ${current.runner_id} did not reconnect)`
-              : 'the runner of this turn stopped renewing its lease',
-          };
+        : cause.kind === 'owner_died'
+          ? {
+              code: 'lease_expired',
+              message: 'the server running this turn stopped (its process died) and came back',
+            }
+          : {
+              code: 'lease_expired',
+              message: current.runner_id
+                ? `no server adopted the turn within the adoption window after its lease expired (runner ${current.runner_id} did not reconnect)`
+                : 'the runner of this turn stopped renewing its lease',
+            };
     return appendEvents(trx, thread.id, turn.id, [
       { type: 'error', data: { ...error, retryable: true } },
       { type: 'turn.ended', data: { stop_reason: 'error' } },

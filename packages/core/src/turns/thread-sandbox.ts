@@ -13,6 +13,7 @@ import {
   revokeHeldThreadTokens,
   revokeThreadTokens,
   revokeToken,
+  setThreadMachine,
   setTokenHolder,
   type ThreadRow,
 } from '@paddock/store';
@@ -140,11 +141,10 @@ export async function ensureThreadSandbox(
       // The host that took it, now that the boot says (a detached runner is picked at boot).
       await setTokenHolder(trx, minted.id, holderOf(services, thread.id));
     } else await revokeToken(trx, minted.id, timestamp());
-    await recordLiveSandbox(trx, thread.id, {
-      sandboxId: newId(),
-      machineId: services.sandboxes.runnerFor(thread.id) ?? services.nodeId,
-      booted,
-    });
+    const machineId = services.sandboxes.runnerFor(thread.id) ?? services.nodeId;
+    await recordLiveSandbox(trx, thread.id, { sandboxId: newId(), machineId, booted });
+    // The thread's turns and workspace requests go to the node that reaches this machine from now.
+    await setThreadMachine(trx, thread.id, machineId);
   });
   services.revocations.revoked();
 }

@@ -27,6 +27,7 @@ import type { QueuedMessage } from '../threads/queue-input.ts';
 import { updateThreadStatus } from '../threads/thread-status.ts';
 import { toConversation } from './conversation.ts';
 import { endTurn } from './end-turn.ts';
+import { turnEventWriter } from './event-writer.ts';
 import { isAdoptingHost, placeThread, SandboxUnavailableError, type TurnEventSink } from './sandbox-host.ts';
 import { settleAbandonedTurn, settleTurn } from './settle-turn.ts';
 import { ensureThreadSandbox } from './thread-sandbox.ts';
@@ -35,7 +36,7 @@ export interface TurnExecutor {
   execute(turn: TurnRow, signal: AbortSignal): Promise<void>;
   /** Follows a turn adopted from a detached runner (its server restarted) to its end, from the next unstored event. */
   resume(turn: TurnRow, signal: AbortSignal): Promise<void>;
-  settleExpired(turn: TurnRow): Promise<void>;
+  settleExpired(turn: TurnRow, ownerDied?: boolean): Promise<void>;
   /** Settles a running turn its detached runner reconnected without. */
   settleLost(turn: TurnRow, runnerId: string): Promise<void>;
   /**
@@ -127,18 +128,15 @@ export function createTurnExecutor(services: ExecutorServices): TurnExecutor {
     following.set(turn.id, { handedOver, handOver });
     const agent = (await findAgent(store.db, thread.agent_id))!;
     const model = agent.model ?? services.defaultModel;
-    // Events of one turn are stored strictly in the order the harness emitted them.
-    let chain: Promise<void> = Promise.resolve();
+    // Events of one turn are stored strictly in the order the harness emitted them, in batches.
+    const writer = turnEventWriter(events, thread.id, turn.id, (err) =>
+      log.error({ err, thread_id: thread.id }, 'storing an event failed'),
+    );
     let sawError = false;
     const emit: TurnEventSink = (event, index) => {
       if (event.type === 'error') sawError = true;
-      chain = chain
-        .then(() => events.append(thread.id, turn.id, [event], index))
-        .then(
-          () => {},
-          (err) => log.error({ err, thread_id: thread.id }, 'storing an event failed'),
-        );
-      return chain;
+      if (event.type === 'assistant.message.chunk') services.turnTrace.mark(thread.id, 'chunk_emitted');
+      return writer.write(event, index);
     };
     const handedOff = new Promise<undefined>((resolve) => {
       signal.addEventListener('abort', () => {
@@ -177,7 +175,7 @@ export function createTurnExecutor(services: ExecutorServices): TurnExecutor {
       handOver();
     }
     if (!result) {
-      await chain;
+      await writer.flushed();
       following.delete(turn.id);
       log.info({ thread_id: thread.id, turn_id: turn.id }, 'turn handed off to another server');
       return;
@@ -189,7 +187,7 @@ export function createTurnExecutor(services: ExecutorServices): TurnExecutor {
     await markTurnFinalizing(store.db, turn.id).catch((err) =>
       log.error({ err, thread_id: thread.id }, 'marking a turn finalizing failed'),
     );
-    await chain;
+    await writer.flushed();
     await services.faults.beforeSettle?.(turn.id);
     await settleTurn(services, { turn, thread, model, result });
     if (isAdoptingHost(sandboxes)) sandboxes.release(turn.id);
@@ -221,12 +219,17 @@ export function createTurnExecutor(services: ExecutorServices): TurnExecutor {
 
   return {
     async execute(turn, signal) {
+      services.turnTrace.mark(turn.thread_id, 'turn_claimed');
       const begun = await begin(turn);
       if (!begun) return;
       const { thread, settings } = begun;
+      services.turnTrace.mark(thread.id, 'turn_begun');
       await follow(turn, thread, signal, async (emit, agent, model) => {
         await ensureThreadSandbox(services, thread, agent, emit);
+        services.turnTrace.mark(thread.id, 'sandbox_ready');
         if (signal.aborted) return cancelled;
+        const messages = toConversation(await listMessages(store.db, thread.id));
+        services.turnTrace.mark(thread.id, 'turn_sent');
         const running = sandboxes.runTurn(
           thread.id,
           {
@@ -235,7 +238,7 @@ export function createTurnExecutor(services: ExecutorServices): TurnExecutor {
             harness_profile: services.harnesses?.profiles.get(agent.harness),
             model,
             instructions: agent.instructions ?? undefined,
-            messages: toConversation(await listMessages(store.db, thread.id)),
+            messages,
             model_options: settings,
             mcp_servers: turnMcpServers(services.secrets, agent.mcp_servers),
           },
@@ -274,9 +277,10 @@ export function createTurnExecutor(services: ExecutorServices): TurnExecutor {
       return true;
     },
 
-    settleExpired: (turn) => settleAbandonedTurn(services, turn),
+    settleExpired: (turn, ownerDied) =>
+      settleAbandonedTurn(services, turn, { kind: ownerDied ? 'owner_died' : 'expired' }),
     async settleLost(turn, runnerId) {
-      await settleAbandonedTurn(services, turn, runnerId);
+      await settleAbandonedTurn(services, turn, { kind: 'runner_lost', runnerId });
       // The settle may have queued the thread's next turn: claim it now rather than at the next poll.
       services.turnQueue.wake();
     },

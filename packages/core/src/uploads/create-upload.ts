@@ -16,7 +16,10 @@ import { signUpload } from './upload-signature.ts';
  */
 export async function createUpload(
   ctx: Ctx,
-  services: Pick<Services, 'uploads' | 'secrets' | 'workspaces' | 'workspacesDir' | 'workspaceFiles'>,
+  services: Pick<
+    Services,
+    'uploads' | 'secrets' | 'workspaces' | 'workspacesDir' | 'workspaceFiles' | 'nodeId'
+  >,
   {
     taskId,
     body,

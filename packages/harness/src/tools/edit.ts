@@ -1,19 +1,24 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { tool } from 'ai';
+import { tool, zodSchema } from 'ai';
 import { z } from 'zod';
 import type { ToolContext } from './tool-context.ts';
 import { resolveWorkspacePath } from './workspace-path.ts';
+
+/** The tool's input, converted to JSON Schema once per process (not at every model call). */
+const editInput = zodSchema(
+  z.object({
+    path: z.string().min(1).describe('Path relative to the workspace.'),
+    old_string: z.string().min(1).describe('The exact text to replace, whitespace included.'),
+    new_string: z.string().describe('The text to put in its place.'),
+  }),
+);
 
 export function editTool(ctx: ToolContext) {
   return tool({
     description:
       'Replace one exact occurrence of old_string with new_string in a workspace file. old_string must ' +
       'occur exactly once; include surrounding lines to make it unique.',
-    inputSchema: z.object({
-      path: z.string().min(1).describe('Path relative to the workspace.'),
-      old_string: z.string().min(1).describe('The exact text to replace, whitespace included.'),
-      new_string: z.string().describe('The text to put in its place.'),
-    }),
+    inputSchema: editInput,
     execute: async ({ path, old_string, new_string }) => {
       const file = await resolveWorkspacePath(ctx.workspaceDir, path);
       const text = await readFile(file, 'utf8');

@@ -1,6 +1,6 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { tool } from 'ai';
+import { tool, zodSchema } from 'ai';
 import { z } from 'zod';
 import { resolveReadablePath } from './skill-paths.ts';
 import type { ToolContext } from './tool-context.ts';
@@ -13,17 +13,22 @@ export interface ListEntry {
   size: number;
 }
 
+/** The tool's input, converted to JSON Schema once per process (not at every model call). */
+const listInput = zodSchema(
+  z.object({
+    path: z
+      .string()
+      .optional()
+      .describe(
+        'Directory relative to the workspace (default: the workspace itself), or absolute under the skills folder.',
+      ),
+  }),
+);
+
 export function listTool(ctx: ToolContext) {
   return tool({
     description: 'List a directory in the workspace: each entry with its type and size in bytes.',
-    inputSchema: z.object({
-      path: z
-        .string()
-        .optional()
-        .describe(
-          'Directory relative to the workspace (default: the workspace itself), or absolute under the skills folder.',
-        ),
-    }),
+    inputSchema: listInput,
     execute: async ({ path = '.' }) => {
       const dir = await resolveReadablePath(ctx, path);
       const dirents = (await readdir(dir, { withFileTypes: true })).sort((a, b) =>

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { tool } from 'ai';
+import { tool, zodSchema } from 'ai';
 import { z } from 'zod';
 import { resolveReadablePath } from './skill-paths.ts';
 import type { ToolContext } from './tool-context.ts';
@@ -7,23 +7,25 @@ import type { ToolContext } from './tool-context.ts';
 const defaultLineLimit = 2000;
 const maxChars = 200_000;
 
+/** The tool's input, converted to JSON Schema once per process (not at every model call). */
+const readInput = zodSchema(
+  z.object({
+    path: z.string().min(1).describe('Path relative to the workspace, or absolute under the skills folder.'),
+    offset: z.number().int().min(1).optional().describe('First line to read, counting from 1.'),
+    limit: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(`How many lines to read (default ${defaultLineLimit}).`),
+  }),
+);
+
 export function readTool(ctx: ToolContext) {
   return tool({
     description:
       "Read a text file in the workspace (or a skill's, by its absolute path), optionally a range of lines.",
-    inputSchema: z.object({
-      path: z
-        .string()
-        .min(1)
-        .describe('Path relative to the workspace, or absolute under the skills folder.'),
-      offset: z.number().int().min(1).optional().describe('First line to read, counting from 1.'),
-      limit: z
-        .number()
-        .int()
-        .positive()
-        .optional()
-        .describe(`How many lines to read (default ${defaultLineLimit}).`),
-    }),
+    inputSchema: readInput,
     execute: async ({ path, offset = 1, limit = defaultLineLimit }) => {
       const file = await resolveReadablePath(ctx, path);
       const lines = (await readFile(file, 'utf8')).split('\n');

@@ -78,7 +78,7 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
     sharedFolders: false,
     skills: 'bound',
     apiUrlInside: loopbackApiUrl,
-    sandboxEnv: (_workspaceDir, env) => bwrapSandboxEnv(env, options.harnessDir !== undefined),
+    sandboxEnv: (_workspaceDir, env, size) => bwrapSandboxEnv(env, size, options.harnessDir !== undefined),
     async create(spec: SandboxSpec): Promise<SandboxProcess> {
       // The id names the container, so it must be one plain segment.
       if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/.test(spec.id))

@@ -117,7 +117,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
     sharedFolders: false,
     skills: 'bound',
     apiUrlInside: loopbackApiUrl,
-    sandboxEnv: (_workspaceDir, env) => bwrapSandboxEnv(env, options.harnessDir !== undefined),
+    sandboxEnv: (_workspaceDir, env, size) => bwrapSandboxEnv(env, size, options.harnessDir !== undefined),
     async create(spec: SandboxSpec): Promise<SandboxProcess> {
       if (!/^[A-Za-z0-9_.-]{1,200}$/.test(spec.id) || spec.id.startsWith('.')) {
         throw new Error(`invalid sandbox id: ${spec.id}`);

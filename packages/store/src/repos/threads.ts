@@ -116,6 +116,10 @@ export const allocateInputSequence = (db: Db, threadId: string) =>
 /** The next event `seq` of a thread. */
 export const allocateSeq = (db: Db, threadId: string) => allocate(db, threadId, 'last_seq', 1);
 
+/** `count` consecutive event seqs of a thread; answers the first. */
+export const allocateSeqs = (db: Db, threadId: string, count: number) =>
+  allocate(db, threadId, 'last_seq', count);
+
 /** Sets when the thread's sandbox ends for good, unless its first boot set it already; answers the value. */
 export async function fixMachineExpiry(db: Db, threadId: string, expiresAt: string): Promise<string> {
   await db

@@ -44,6 +44,11 @@ export async function pickQueuedTurn(
   db: Db,
   dialect: Dialect,
   skipOrgs: readonly string[] = [],
+  /**
+   * Leaves the turns of threads whose machine another live node reaches (they run there); without
+   * `newThreads` (this node has no runner for them), also those of threads it does not reach.
+   */
+  node?: { id: string; now: string; newThreads: boolean },
 ): Promise<QueuedTurn | undefined> {
   let query = db
     .selectFrom('turns as t')
@@ -65,6 +70,17 @@ export async function pickQueuedTurn(
     .orderBy('t.created_at')
     .limit(1);
   if (skipOrgs.length > 0) query = query.where('tm.org_id', 'not in', [...skipOrgs]);
+  if (node)
+    query = query.where((eb) => {
+      const reached = (on: '=' | '!=') =>
+        eb
+          .selectFrom('machines as m')
+          .select(sql.lit(1).as('one'))
+          .whereRef('m.machine_id', '=', 'th.machine_id')
+          .where('m.node_id', on, node.id)
+          .where('m.seen_until', '>', node.now);
+      return node.newThreads ? eb.not(eb.exists(reached('!='))) : eb.exists(reached('='));
+    });
   // Only the turn row: the thread row stays free for the verbs that lock it.
   if (dialect === 'postgres') query = query.forUpdate('t').skipLocked();
   return query.executeTakeFirst();
@@ -179,13 +195,16 @@ export async function markTurnUninterruptible(db: Db, id: string): Promise<void>
 }
 
 /**
- * Running turns nobody renews: on the in-process runner as soon as the lease expired, on a detached
- * runner once it expired before `adoptionCutoff` (no restarted server adopted it in the window).
+ * Running turns nobody renews: on the in-process runner as soon as the lease expired, or at once
+ * when a dead predecessor of this node held it (`predecessors`: owners with this prefix but the
+ * live one); on a detached runner once it expired before `adoptionCutoff` (no restarted server
+ * adopted it in the window).
  */
 export function findExpiredRunningTurns(
   db: Db,
-  at: { now: string; adoptionCutoff: string },
+  at: { now: string; adoptionCutoff: string; predecessors?: { prefix: string; except: string } },
 ): Promise<TurnRow[]> {
+  const { predecessors } = at;
   return db
     .selectFrom('turns')
     .selectAll()
@@ -194,6 +213,15 @@ export function findExpiredRunningTurns(
       eb.or([
         eb.and([eb('runner_id', 'is', null), eb('lease_expires_at', '<', at.now)]),
         eb('lease_expires_at', '<', at.adoptionCutoff),
+        ...(predecessors
+          ? [
+              eb.and([
+                eb('runner_id', 'is', null),
+                eb('lease_owner', 'like', `${predecessors.prefix}%`),
+                eb('lease_owner', '!=', predecessors.except),
+              ]),
+            ]
+          : []),
       ]),
     )
     .orderBy('created_at')

@@ -62,6 +62,15 @@ export interface TokensTable {
   holder: string | null;
 }
 
+/**
+ * A failed password login, for the lockout: shared by every server node, so guesses spread over
+ * nodes count together. `key` is the client's network and the username; rows age out of the window.
+ */
+export interface LoginFailuresTable {
+  key: string;
+  at: string;
+}
+
 /** A login session (D13) of the built-in issuer, or a revoked one of an external issuer. */
 export interface LoginSessionsTable {
   /** The JWT's `jti`. */

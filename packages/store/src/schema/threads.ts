@@ -21,6 +21,8 @@ export interface ThreadsTable {
   machine_expires_at: string | null;
   /** JSON: the registry skills' versions resolved when the thread was created (D14). */
   skills: Generated<string>;
+  /** The machine holding the thread's workspace (a node's id, or a detached runner's); see `machines`. */
+  machine_id: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -95,4 +97,21 @@ export interface EventsTable {
   tool_id: string | null;
   data: string;
   ts: string;
+}
+
+/**
+ * How a node reaches a machine: it is the node (its own runner, Docker engine, micro-VMs), or a
+ * deployment's detached runner, or a user's self-hosted runner (which hosts its own agent only).
+ */
+export type MachineReach = 'node' | 'runner' | 'self_hosted';
+
+/** A machine (a node's own runner, a detached runner) and the node it is reachable through now. */
+export interface MachinesTable {
+  machine_id: string;
+  kind: MachineReach;
+  node_id: string;
+  /** The node's own address, where the other nodes forward a request for one of its threads. */
+  node_url: string;
+  /** The node renews it while it lives; after this, the machine counts as gone. */
+  seen_until: string;
 }

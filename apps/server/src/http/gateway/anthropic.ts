@@ -41,6 +41,7 @@ export function anthropicGatewayRoutes(app: FastifyInstance, services: Services,
               request.body,
               clientGone(reply),
             ),
+            services.turnTrace,
           );
         },
       );

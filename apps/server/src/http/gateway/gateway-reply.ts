@@ -1,5 +1,12 @@
 import { once } from 'node:events';
-import { PaddockError, recordModelUsage, type Services, threadAgentModel } from '@paddock/core';
+import {
+  noTurnTrace,
+  PaddockError,
+  recordModelUsage,
+  type Services,
+  type TurnTrace,
+  threadAgentModel,
+} from '@paddock/core';
 import { type GatewayAnswer, type ModelRouter, meteredRouter, threadAgentRouter } from '@paddock/models';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteAuth } from '../auth.ts';
@@ -19,10 +26,12 @@ export function requireGatewayCaller(request: FastifyRequest): void {
  */
 export function meteredFor(
   request: FastifyRequest,
-  services: Pick<Services, 'store' | 'log' | 'events' | 'defaultModel'>,
+  services: Pick<Services, 'store' | 'log' | 'events' | 'defaultModel' | 'turnTrace'>,
   router: Pick<ModelRouter, 'resolve'>,
 ): Pick<ModelRouter, 'resolve'> {
   const ctx = ctxOf(services, request);
+  const caller = request.actor.credential.binding;
+  if (caller.type === 'thread') services.turnTrace.mark(caller.threadId, 'model_request');
   const metered = meteredRouter(router, (usage) =>
     recordModelUsage(ctx, services, usage).catch((error: unknown) =>
       request.log.error({ err: error, model: usage.model }, 'model usage not recorded'),
@@ -35,8 +44,15 @@ export function meteredFor(
   );
 }
 
-/** Sends a dialect handler's answer: its JSON with its status, or its server-sent event frames. */
-export async function sendGatewayAnswer(reply: FastifyReply, answer: GatewayAnswer): Promise<void> {
+/**
+ * Sends a dialect handler's answer: its JSON with its status, or its server-sent event frames (the
+ * first marked for a thread's token, see `TurnTrace`).
+ */
+export async function sendGatewayAnswer(
+  reply: FastifyReply,
+  answer: GatewayAnswer,
+  trace: TurnTrace = noTurnTrace,
+): Promise<void> {
   // The statuses the routes' schemas document: 200, a 4xx or 502.
   if ('json' in answer) {
     await reply.code(answer.status as 502).send(answer.json);
@@ -47,9 +63,13 @@ export async function sendGatewayAnswer(reply: FastifyReply, answer: GatewayAnsw
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
   });
+  const caller = reply.request.actor.credential.binding;
+  let first = true;
   for await (const frame of answer.stream) {
     if (reply.raw.destroyed) break;
     if (!reply.raw.write(frame)) await once(reply.raw, 'drain');
+    if (first && caller.type === 'thread') trace.mark(caller.threadId, 'model_first_chunk');
+    first = false;
   }
   reply.raw.end();
 }

@@ -49,7 +49,7 @@ export function geminiGatewayRoutes(app: FastifyInstance, services: Services, ro
             requireGatewayCaller(request);
             const metered = meteredFor(request, services, router);
             const answer = await handleGemini(metered, request.body, clientGone(reply), modelPath(request));
-            await sendGatewayAnswer(reply, answer);
+            await sendGatewayAnswer(reply, answer, services.turnTrace);
           },
         );
         gemini.get(path, { schema: documented(getSchema), config: gatewayAuth }, async (request, reply) => {

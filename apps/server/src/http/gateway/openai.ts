@@ -37,6 +37,7 @@ export function openAIGatewayRoutes(app: FastifyInstance, services: Services, ro
           await sendGatewayAnswer(
             reply,
             await handleChatCompletions(metered, request.body, clientGone(reply)),
+            services.turnTrace,
           );
         },
       );
@@ -47,7 +48,11 @@ export function openAIGatewayRoutes(app: FastifyInstance, services: Services, ro
         async (request, reply) => {
           requireGatewayCaller(request);
           const metered = meteredFor(request, services, router);
-          await sendGatewayAnswer(reply, await handleResponses(metered, request.body, clientGone(reply)));
+          await sendGatewayAnswer(
+            reply,
+            await handleResponses(metered, request.body, clientGone(reply)),
+            services.turnTrace,
+          );
         },
       );
 

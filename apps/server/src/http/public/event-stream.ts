@@ -79,6 +79,8 @@ export function eventStreamRoutes(
         try {
           for await (const event of stream.events) {
             if (!res.write(sseFrame(event))) await drainedOrStopped(res, stopping.signal);
+            if (event.type === 'assistant.message.chunk')
+              services.turnTrace.mark(event.thread_id, 'chunk_streamed');
           }
         } catch (err) {
           request.log.error({ err }, 'event stream failed');

@@ -2,9 +2,11 @@ import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import { ErrorNote } from '../../error-note.tsx';
 import { client } from '../../session.ts';
+import { ConnectionsPanel } from './connections-panel.tsx';
 import { EvalsPanel } from './evals-panel.tsx';
-import { IntegrationsPanel } from './integrations-panel.tsx';
 import { KeysPanel } from './keys-panel.tsx';
+import { ManifestPanel } from './manifest-panel.tsx';
+import { McpPanel } from './mcp-panel.tsx';
 import { SchedulesPanel } from './schedules-panel.tsx';
 import { SecretsPanel } from './secrets-panel.tsx';
 
@@ -13,7 +15,10 @@ const policy = (network: unknown) =>
     ? network
     : `allow ${((network as { allow: string[] }).allow ?? []).join(', ')}`;
 
-/** An agent: its spec as threads run it, its secrets by name, keys, integrations, evals and schedules. */
+/**
+ * An agent: its spec as threads run it, its manifest's components, its secrets by name, keys, MCP
+ * servers, connections, evals and schedules.
+ */
 export function AgentPage() {
   const { agentId = '' } = useParams();
   const agent = useQuery({
@@ -47,9 +52,11 @@ export function AgentPage() {
       </dl>
       <h2>Instructions</h2>
       {a.instructions ? <pre className="instructions">{a.instructions}</pre> : <p className="empty">None.</p>}
+      <ManifestPanel agentId={a.id} />
       <SecretsPanel agentId={a.id} names={a.secret_names} />
       <KeysPanel agentId={a.id} />
-      <IntegrationsPanel agentId={a.id} />
+      <McpPanel agentId={a.id} />
+      <ConnectionsPanel agentId={a.id} />
       <EvalsPanel agentId={a.id} />
       <SchedulesPanel agentId={a.id} />
     </section>

@@ -103,11 +103,14 @@ export class TurnRelay {
       void turn.chain.then(() => turn.resolve(result));
       return;
     }
+    // Handed on at once: the turn's writer stores events in order, those that come while it writes
+    // in one batch. Acked in order once stored.
+    const stored = Promise.resolve().then(() => turn.onEvent(entry.event, index));
+    // Its failure is taken where the chain reaches it: not an unhandled rejection meanwhile.
+    stored.catch(() => {});
     turn.chain = turn.chain
-      .then(async () => {
-        await turn.onEvent(entry.event, index);
-        this.#send(turn.runnerId, { type: 'ack', turn_id: turnId, index });
-      })
+      .then(() => stored)
+      .then(() => this.#send(turn.runnerId, { type: 'ack', turn_id: turnId, index }))
       .catch((error: unknown) => {
         // Not stored (the store refused what the runner sent, or is down): the turn cannot go on
         // in order, so it ends here, and the runner's later frames of it are dropped.

@@ -43,6 +43,8 @@ export interface RunnerHubOptions {
    * threads whose sandbox that runner hosts.
    */
   onNetwork?(threadId: string, record: EventData['network.request']): void;
+  /** A runner connected, or its connection went. */
+  onRunners?(): void;
 }
 
 /**
@@ -96,6 +98,11 @@ export class RunnerHub implements AdoptingSandboxHost {
   /** Closes every runner connection (the runners keep their sandboxes and reconnect later). */
   close(): void {
     for (const { socket } of this.#runners.all()) socket.close(1001, 'server shutting down');
+  }
+
+  connectedRunners(): { runnerId: string; selfHosted: boolean }[] {
+    const selfHosted = this.#options.selfHosted ?? false;
+    return [...this.#runners.all()].map(({ runnerId }) => ({ runnerId, selfHosted }));
   }
 
   place(threadId: string, placement: SandboxPlacement): void {
@@ -184,6 +191,7 @@ export class RunnerHub implements AdoptingSandboxHost {
       previous.socket.close(1000, 'replaced by a newer connection');
     }
     this.#runners.connect(connection, new Set(hello.sandboxes));
+    this.#options.onRunners?.();
     this.#options.logger.info(
       { runner_id: runnerId, sandboxes: hello.sandboxes.length, turns: hello.turns.length },
       'runner connected',
@@ -233,5 +241,6 @@ export class RunnerHub implements AdoptingSandboxHost {
     this.#options.logger.warn({ runner_id: runnerId }, 'runner disconnected');
     this.#requests.runnerGone(runnerId);
     this.#turns.runnerGone(runnerId);
+    this.#options.onRunners?.();
   }
 }
