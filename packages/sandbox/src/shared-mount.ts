@@ -1,7 +1,6 @@
-import { spawn } from 'node:child_process';
 import { mkdir, readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runToExit } from './run-to-exit.ts';
+import { mount, unmountAll } from './mounts.ts';
 
 /**
  * A sandbox's `/shared`: a host directory the sandbox binds at boot, made a shared mount point first.
@@ -10,6 +9,8 @@ import { runToExit } from './run-to-exit.ts';
  */
 export class SharedMount {
   readonly path: string;
+  /** The staging point's release, under way after an attach. */
+  #staging: Promise<void> | undefined;
 
   private constructor(path: string) {
     this.path = path;
@@ -35,11 +36,13 @@ export class SharedMount {
       await mount(['--bind', '-o', 'nosuid,nodev', teamDir, staging]);
       await mount(['--bind', staging, this.path]);
     } finally {
-      await releaseMountPoint(staging);
+      // Off the thread's way: the sandbox's point holds a mount of its own now.
+      this.#staging = releaseMountPoint(staging);
     }
   }
 
   async release(): Promise<void> {
+    await this.#staging;
     await releaseMountPoint(this.path);
   }
 }
@@ -50,20 +53,7 @@ export async function releaseLeftoverMounts(root: string): Promise<void> {
 }
 
 export async function releaseMountPoint(path: string): Promise<void> {
-  // The team folder sits on the point's own bind, one mount over the other: each umount takes the
-  // top one off (lazily, should a process still sit in it) until none is left.
-  for (let i = 0; i < 4; i++) {
-    const { code } = await run('umount', ['--lazy', path]).catch(() => ({ code: 1 }));
-    if (code !== 0) break;
-  }
+  // The team folder sits on the point's own bind, one mount over the other.
+  await unmountAll(path);
   await rmdir(path).catch(() => {});
-}
-
-function run(command: string, args: string[]) {
-  return runToExit(spawn(command, args, { stdio: ['pipe', 'ignore', 'pipe'] }), 10_000, command);
-}
-
-async function mount(args: string[]): Promise<void> {
-  const { code, stderr } = await run('mount', args);
-  if (code !== 0) throw new Error(`mount ${args.join(' ')} failed: ${stderr.trim()}`);
 }

@@ -14,7 +14,7 @@ import { nextCronTime } from './cron.ts';
 
 type FireServices = Pick<
   Services,
-  'store' | 'log' | 'providers' | 'secrets' | 'network' | 'sandboxLimits' | 'turnQueue'
+  'store' | 'log' | 'providers' | 'secrets' | 'network' | 'sandboxLimits' | 'turnQueue' | 'turnTrace'
 >;
 
 /** Where a schedule whose expression no longer comes due is parked (it is never due again). */

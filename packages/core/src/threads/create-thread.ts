@@ -29,7 +29,7 @@ export interface ThreadHandle {
  */
 export async function createThread(
   ctx: Ctx,
-  services: Pick<Services, 'providers' | 'secrets' | 'network' | 'sandboxLimits' | 'turnQueue'>,
+  services: Pick<Services, 'providers' | 'secrets' | 'network' | 'sandboxLimits' | 'turnQueue' | 'turnTrace'>,
   { input }: { input: CreateThreadBody },
 ): Promise<ThreadHandle> {
   const messages: MessageInput[] = input.input
@@ -89,6 +89,9 @@ export async function createThread(
     }
     return { thread_id: thread.id, agent_id: agent.id, status: thread.status };
   });
-  if (handle.status === 'running') services.turnQueue.wake();
+  if (handle.status === 'running') {
+    services.turnTrace.mark(handle.thread_id, 'input_stored');
+    services.turnQueue.wake();
+  }
   return handle;
 }

@@ -1,8 +1,8 @@
 import type { Logger } from '../context.ts';
 
 /**
- * Where a follow-up's time goes, from its input being stored to its first chunk written to a
- * stream (`PADDOCK_TRACE_TURNS`, see docs/performance.md): each stage is marked once per input, by
+ * Where a turn's time goes, from its input (a follow-up, or a new thread's first) being stored to
+ * its first chunk written to a stream (`PADDOCK_TRACE_TURNS`, see docs/performance.md): each stage is marked once per input, by
  * thread, in the server process; the sandbox's own time is what lies between `turn_sent` and
  * `model_request`, and between `model_first_chunk` and `chunk_emitted`.
  */

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { link, open, readFile, stat, unlink } from 'node:fs/promises';
+import { link, open, stat, unlink } from 'node:fs/promises';
 import { dirname, sep } from 'node:path';
+import { mount, mountPoints, unmountAll } from '../mounts.ts';
 import { runToExit } from '../run-to-exit.ts';
 
 /**
@@ -49,12 +50,12 @@ export async function makeVolumeImage(image: string, bytes: number, uid: number)
 export async function mountVolume(image: string, dir: string): Promise<void> {
   // mount(8) reuses the loop device an image already has, so a second mount of one image (by another
   // process, or in a sandbox's namespace) is the same filesystem, never a second one over the file.
-  await run('mount', ['-t', 'ext4', '-o', 'loop,nosuid,nodev,noatime,discard', image, dir]);
+  await mount(['-t', 'ext4', '-o', 'loop,nosuid,nodev,noatime,discard', image, dir]);
 }
 
 /** Shows the volume mounted at `from` at `to` as well (the same filesystem, on the same loop device). */
 export async function bindVolume(from: string, to: string): Promise<void> {
-  await run('mount', ['--bind', from, to]);
+  await mount(['--bind', from, to]);
 }
 
 /** Whether a filesystem is mounted at `dir` (it sits on another device than its parent). */
@@ -63,33 +64,14 @@ export async function isMountPoint(dir: string): Promise<boolean> {
   return own.dev !== parent.dev || own.ino === parent.ino;
 }
 
-/** Takes every mount off `dir` (lazily: a process may still sit in it); the loop device frees itself. */
-export async function unmountVolume(dir: string): Promise<void> {
-  for (let i = 0; i < 4; i++) {
-    const { code } = await exec('umount', ['--lazy', dir]).catch(() => ({ code: 1 }));
-    if (code !== 0) return;
-  }
-}
-
 /**
  * Unmounts every volume mounted under `root`, deepest first: what a killed server or runner left, or
  * what must go before a data dir is removed (`rm -r` would descend into a mounted volume).
  */
 export async function releaseVolumesUnder(root: string): Promise<void> {
   const prefix = root.endsWith(sep) ? root : `${root}${sep}`;
-  const mountInfo = await readFile('/proc/self/mountinfo', 'utf8').catch(() => '');
-  const points = mountInfo
-    .split('\n')
-    .map((line) => line.split(' ')[4])
-    .filter((point): point is string => point !== undefined)
-    .map(unescapeMountPath)
-    .filter((point) => point.startsWith(prefix));
-  for (const point of [...new Set(points)].sort((a, b) => b.length - a.length)) await unmountVolume(point);
-}
-
-/** mountinfo writes space, tab, newline and backslash as octal escapes. */
-function unescapeMountPath(path: string): string {
-  return path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
+  const points = (await mountPoints()).filter((point) => point.startsWith(prefix));
+  for (const point of points.sort((a, b) => b.length - a.length)) await unmountAll(point);
 }
 
 function exec(command: string, args: string[]) {

@@ -1,6 +1,7 @@
 import { lchown, lstat, mkdir, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { unmountAll } from '../mounts.ts';
 import type { SandboxSize } from '../provider.ts';
 import { UidClaims, type UidRange } from './uid-claims.ts';
 import {
@@ -9,7 +10,6 @@ import {
   makeVolumeImage,
   mountVolume,
   releaseVolumesUnder,
-  unmountVolume,
 } from './workspace-volume.ts';
 
 export interface WorkspacesOptions {
@@ -98,7 +98,7 @@ export class Workspaces {
         (s) => s.uid,
         () => undefined,
       );
-      if (this.#mounted.delete(dir) || (await isMountPoint(dir).catch(() => false))) await unmountVolume(dir);
+      if (this.#mounted.delete(dir) || (await isMountPoint(dir).catch(() => false))) await unmountAll(dir);
       await rm(dir, { recursive: true, force: true });
       await unlink(this.#imageOf(dir)).catch(() => {});
       if (owner !== undefined && this.#claims?.contains(owner)) await this.#claims.release(owner);
@@ -118,7 +118,7 @@ export class Workspaces {
    */
   async close(): Promise<void> {
     await Promise.all([...this.#pending.values()].map((each) => each.catch(() => {})));
-    for (const dir of this.#mounted) await unmountVolume(dir);
+    for (const dir of this.#mounted) await unmountAll(dir);
     this.#mounted.clear();
   }
 
@@ -208,9 +208,12 @@ export class Workspaces {
     await rename(this.#imageOf(from), this.#imageOf(to));
     await bindVolume(from, to);
     this.#mounted.add(to);
-    await unmountVolume(from);
     this.#mounted.delete(from);
-    await rmdir(from).catch(() => {});
+    // Off the thread's way (the bind above is all it waits for); `close` waits for it.
+    void this.#serially(from, async () => {
+      await unmountAll(from);
+      await rmdir(from).catch(() => {});
+    });
     return true;
   }
 
