@@ -6,6 +6,7 @@ import pg from 'pg';
 import { migrateToLatest } from './migrate.ts';
 import type { Database } from './schema.ts';
 import { withStatementCache } from './sqlite-statement-cache.ts';
+import { WriteCount } from './write-count.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 /** A handle queries run on: the store itself or an open transaction. */
@@ -16,6 +17,14 @@ export interface Store {
   readonly dialect: Dialect;
   /** Runs `fn` in one transaction: every write that spans rows commits whole or not at all. */
   transaction<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  /**
+   * On SQLite: a version of the credential tables (`tokens`, `team_members`) that changes whenever
+   * they may have: on this store's own writes to them (`WriteCount`), and on any commit by another
+   * connection to the file (`PRAGMA data_version`: another node on the same data dir). A cache of
+   * credentials keeps what it read while the version read before it stands. Absent on PostgreSQL,
+   * where other nodes' commits cannot be seen without a query.
+   */
+  readonly credentialVersion?: () => string;
   close(): Promise<void>;
 }
 
@@ -33,19 +42,29 @@ export function isPostgresUrl(url: string | undefined): url is string {
 
 export async function openStore(options: StoreOptions): Promise<Store> {
   const dialect: Dialect = isPostgresUrl(options.databaseUrl) ? 'postgres' : 'sqlite';
+  if (dialect === 'postgres') {
+    const db = new Kysely<Database>({ dialect: postgresDialect(options.databaseUrl!) });
+    await migrateToLatest(db as Kysely<unknown>, options.sealSecret);
+    return { db, dialect, transaction: (fn) => db.transaction().execute(fn), close: () => db.destroy() };
+  }
+  const sqlite = openSqlite(options.dataDir);
+  const credentialWrites = new WriteCount(['tokens', 'team_members']);
   const db = new Kysely<Database>({
-    dialect: dialect === 'postgres' ? postgresDialect(options.databaseUrl!) : sqliteDialect(options.dataDir),
+    dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+    plugins: [credentialWrites],
   });
   await migrateToLatest(db as Kysely<unknown>, options.sealSecret);
+  const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
   return {
     db,
     dialect,
     transaction: (fn) => db.transaction().execute(fn),
+    credentialVersion: () => `${credentialWrites.count}:${dataVersion.get()}`,
     close: () => db.destroy(),
   };
 }
 
-function sqliteDialect(dataDir: string): SqliteDialect {
+function openSqlite(dataDir: string): SqliteDatabase.Database {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = join(dataDir, 'paddock.db');
   ownerOnly(file);
@@ -54,7 +73,7 @@ function sqliteDialect(dataDir: string): SqliteDialect {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  return new SqliteDialect({ database: withStatementCache(sqlite) });
+  return sqlite;
 }
 
 /**

@@ -10,17 +10,24 @@ export interface Authenticator {
   authenticate(authorization: string | undefined): Promise<Actor>;
 }
 
+/** How many tokens the cache keeps (the oldest go first); a token it lacks is read from the database. */
+const cachedTokens = 10_000;
+
 /**
  * Resolves the three `pdk_` token classes by their hash, and anything else as a login session JWT,
- * on every request and from the database, with the user's team memberships: nothing is cached, so
- * a revocation, a logout or a new team counts on the very next request, on every node sharing the
- * database. A token costs two indexed queries (by its hash, then its user's teams: on SQLite
- * about 20 µs together, half of what one join of the two costs there).
+ * with the user's team memberships, so that a revocation, a logout or a new team counts on the very
+ * next request, on every node sharing the database. A token costs two indexed queries (by its hash,
+ * then its user's teams). On SQLite a token's row and teams are kept and used again while the
+ * store's version of both tables is the one read before them (`Store.credentialVersion`: no write
+ * here, no commit by another node on the same file); its revocation and expiry are still checked
+ * on every request. On PostgreSQL every request reads them: other nodes write there, and their
+ * signals come late.
  */
 export function createAuthenticator(
   store: Store,
   options: { sessions?: Pick<LoginSessions, 'verify'> } = {},
 ): Authenticator {
+  const cache = new Map<string, { version: string; row: TokenRow; teamIds: string[] }>();
   const isPdkToken = (token: string) =>
     Object.values(tokenPrefixes).some((prefix) => token.startsWith(prefix));
 
@@ -40,9 +47,21 @@ export function createAuthenticator(
         },
       };
     }
-    const row = await findTokenByHash(store.db, hashToken(token));
+    const hash = hashToken(token);
+    // Read before the rows are: a write meanwhile makes what they say stale.
+    const version = store.credentialVersion?.();
+    const cached = cache.get(hash);
+    if (cached && cached.version === version)
+      return isLive(cached.row) ? toActor(cached.row, cached.teamIds) : undefined;
+    const row = await findTokenByHash(store.db, hash);
     if (!row || !isLive(row)) return undefined;
-    return toActor(row, new Set(await listTeamIds(store.db, row.user_id)));
+    const teamIds = await listTeamIds(store.db, row.user_id);
+    if (version !== undefined) {
+      cache.delete(hash);
+      if (cache.size >= cachedTokens) cache.delete(cache.keys().next().value!);
+      cache.set(hash, { version, row, teamIds });
+    }
+    return toActor(row, teamIds);
   }
 
   return {
@@ -62,7 +81,7 @@ function isLive(row: TokenRow): boolean {
   return !row.expires_at || row.expires_at > timestamp();
 }
 
-function toActor(row: TokenRow, teamIds: ReadonlySet<string>): Actor {
+function toActor(row: TokenRow, teamIds: readonly string[]): Actor {
   const binding: Actor['credential']['binding'] = row.thread_id
     ? { type: 'thread', threadId: row.thread_id }
     : row.agent_id
@@ -70,7 +89,7 @@ function toActor(row: TokenRow, teamIds: ReadonlySet<string>): Actor {
       : { type: 'user' };
   return {
     userId: row.user_id,
-    teamIds,
+    teamIds: new Set(teamIds),
     credential: {
       id: row.id,
       kind: row.kind as Actor['credential']['kind'],
