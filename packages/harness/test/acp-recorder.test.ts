@@ -126,6 +126,44 @@ describe('ACP updates as Paddock events (D6)', () => {
       'd',
     ]);
   });
+
+  it('ends a call with the output its updates carried when the end carries none, and skips empty raw fields', () => {
+    const call = (id: string): SessionUpdate => ({
+      sessionUpdate: 'tool_call',
+      toolCallId: id,
+      title: 'Run',
+      status: 'in_progress',
+      rawInput: { command: 'echo []' },
+    });
+    const { events } = record([
+      call('a'),
+      {
+        sessionUpdate: 'tool_call_update',
+        toolCallId: 'a',
+        content: [{ type: 'content', content: { type: 'text', text: '[]' } }],
+      },
+      { sessionUpdate: 'tool_call_update', toolCallId: 'a', status: 'in_progress' },
+      {
+        sessionUpdate: 'tool_call_update',
+        toolCallId: 'a',
+        status: 'completed',
+        rawOutput: { exit_code: 0 },
+      },
+      call('b'),
+      {
+        sessionUpdate: 'tool_call_update',
+        toolCallId: 'b',
+        status: 'completed',
+        rawOutput: { exit_code: 0, formatted_output: '', aggregated_output: '[]\n' },
+      },
+    ]);
+    // One update for the output carried once, none for the status-only update after it.
+    expect(events.filter((e) => e.type === 'tool_call.update')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'tool_call.end').map((e) => e.data)).toEqual([
+      { tool_id: 'a', status: 'ok', output: '[]', exit_code: 0 },
+      { tool_id: 'b', status: 'ok', output: '[]\n', exit_code: 0 },
+    ]);
+  });
 });
 
 describe('the conversation as a program is told it', () => {

@@ -13,6 +13,8 @@ export function createAcpRecorder(emit: (event: DraftEvent) => void, model: stri
   /** Tool calls started and not ended: their names, for an end the agent never sends. */
   const openTools = new Map<string, string>();
   const endedTools = new Set<string>();
+  /** The last output an open call's updates carried: its end keeps it when the end carries none. */
+  const toolOutputs = new Map<string, string>();
   let text = '';
   let lastAssistantText = '';
 
@@ -49,6 +51,7 @@ export function createAcpRecorder(emit: (event: DraftEvent) => void, model: stri
     end: Omit<Extract<DraftEvent, { type: 'tool_call.end' }>['data'], 'tool_id'>,
   ) {
     if (!openTools.delete(toolId)) return;
+    toolOutputs.delete(toolId);
     endedTools.add(toolId);
     emit({ type: 'tool_call.end', tool_id: toolId, data: { tool_id: toolId, ...end } });
   }
@@ -56,7 +59,11 @@ export function createAcpRecorder(emit: (event: DraftEvent) => void, model: stri
   function toolUpdate(call: ToolCallUpdate) {
     startTool(call);
     if (!openTools.has(call.toolCallId)) return;
-    const output = toolOutput(call);
+    // What this update says, else what an earlier one said, else its raw output as JSON.
+    const text = toolText(call);
+    if (text) toolOutputs.set(call.toolCallId, text);
+    const carried = text || rawJson(call.rawOutput);
+    const output = text || toolOutputs.get(call.toolCallId) || rawJson(call.rawOutput) || text;
     if (call.status === 'completed') {
       const exitCode = exitCodeOf(call.rawOutput);
       endTool(call.toolCallId, {
@@ -66,11 +73,11 @@ export function createAcpRecorder(emit: (event: DraftEvent) => void, model: stri
       });
     } else if (call.status === 'failed') {
       endTool(call.toolCallId, { status: 'error', error: output || 'failed' });
-    } else if (output) {
+    } else if (carried) {
       emit({
         type: 'tool_call.update',
         tool_id: call.toolCallId,
-        data: { tool_id: call.toolCallId, output },
+        data: { tool_id: call.toolCallId, output: carried },
       });
     }
   }
@@ -130,20 +137,32 @@ function withoutNulls(update: ToolCallUpdate): Partial<ToolCallUpdate> {
   );
 }
 
-/** A tool call's output as text: its content blocks, else its raw output. */
-function toolOutput(call: ToolCallUpdate): string | undefined {
+/**
+ * A tool call's output as text: its content blocks, else its raw output's text (the first of its
+ * known text fields that says something: a program may leave one empty and fill another).
+ */
+function toolText(call: ToolCallUpdate): string | undefined {
   const parts = (call.content ?? []).map(contentText).filter((part): part is string => Boolean(part));
   if (parts.length > 0) return parts.join('\n');
   const raw = call.rawOutput;
-  if (raw === undefined || raw === null) return undefined;
   if (typeof raw === 'string') return raw;
-  if (typeof raw === 'object') {
-    for (const key of ['output', 'formatted_output', 'aggregated_output', 'stdout', 'content', 'result']) {
-      const value = (raw as Record<string, unknown>)[key];
-      if (typeof value === 'string') return value;
-    }
-  }
+  const texts = textFields(raw);
+  return texts.length > 0 ? (texts.find((text) => text !== '') ?? '') : undefined;
+}
+
+/** A raw output with no text of its own (an MCP result, say), as JSON. */
+function rawJson(raw: unknown): string | undefined {
+  if (raw === undefined || raw === null || typeof raw === 'string' || textFields(raw).length > 0)
+    return undefined;
   return JSON.stringify(raw);
+}
+
+function textFields(raw: unknown): string[] {
+  if (!raw || typeof raw !== 'object') return [];
+  const record = raw as Record<string, unknown>;
+  return ['output', 'formatted_output', 'aggregated_output', 'stdout', 'content', 'result']
+    .map((key) => record[key])
+    .filter((value): value is string => typeof value === 'string');
 }
 
 function contentText(content: ToolCallContent): string | undefined {
