@@ -22,9 +22,9 @@ export interface Store {
    * they may have: on this store's own writes to them (`WriteCount`), and on any commit by another
    * connection to the file (`PRAGMA data_version`: another node on the same data dir). A cache of
    * credentials keeps what it read while the version read before it stands. Absent on PostgreSQL,
-   * where other nodes' commits cannot be seen without a query.
+   * where other nodes' commits cannot be seen without a query; undefined once the store is closed.
    */
-  readonly credentialVersion?: () => string;
+  readonly credentialVersion?: () => string | undefined;
   close(): Promise<void>;
 }
 
@@ -59,7 +59,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     db,
     dialect,
     transaction: (fn) => db.transaction().execute(fn),
-    credentialVersion: () => `${credentialWrites.count}:${dataVersion.get()}`,
+    credentialVersion: () => (sqlite.open ? `${credentialWrites.count}:${dataVersion.get()}` : undefined),
     close: () => db.destroy(),
   };
 }

@@ -1,20 +1,26 @@
-import type {
-  KyselyPlugin,
-  PluginTransformQueryArgs,
-  PluginTransformResultArgs,
-  QueryResult,
-  RootOperationNode,
-  UnknownRow,
+import {
+  AliasNode,
+  DeleteQueryNode,
+  InsertQueryNode,
+  type KyselyPlugin,
+  MergeQueryNode,
+  type OperationNode,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  type RootOperationNode,
+  TableNode,
+  type UnknownRow,
+  UpdateQueryNode,
 } from 'kysely';
 
-const writeKinds = new Set(['InsertQueryNode', 'UpdateQueryNode', 'DeleteQueryNode', 'MergeQueryNode']);
-
 /**
- * Counts the writes that name any of `tables` (an insert, update, delete or merge naming one
- * anywhere in it), made through the Kysely instance it is a plugin of. A cache of rows read from
- * those tables holds while the count is the one read before the rows were: each write counts as it
- * is sent and again once it has run, so a read that ran before the write commits is never taken
- * for one after it. Only a database this process alone writes (SQLite here) can be watched so.
+ * Counts the writes to any of `tables` (an insert, update, delete or merge whose target is one),
+ * made through the Kysely instance it is a plugin of. A cache of rows read from those tables holds
+ * while the count is the one read before the rows were: each write counts as it is sent and again
+ * once it has run, so a read that ran before the write commits is never taken for one after it.
+ * Writes by another connection are not seen here (`Store.credentialVersion` adds SQLite's own
+ * `data_version` for them).
  */
 export class WriteCount implements KyselyPlugin {
   readonly #tables: ReadonlySet<string>;
@@ -30,7 +36,7 @@ export class WriteCount implements KyselyPlugin {
   }
 
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    if (writeKinds.has(args.node.kind) && namesTable(args.node, this.#tables)) {
+    if (writeTargets(args.node).some((target) => this.#tables.has(tableName(target) ?? ''))) {
       this.#count++;
       this.#writes.add(args.queryId);
     }
@@ -43,11 +49,17 @@ export class WriteCount implements KyselyPlugin {
   }
 }
 
-/** Whether a `TableNode` of one of `tables` is anywhere in the node's tree. */
-function namesTable(node: unknown, tables: ReadonlySet<string>): boolean {
-  if (Array.isArray(node)) return node.some((child) => namesTable(child, tables));
-  if (typeof node !== 'object' || node === null) return false;
-  const record = node as { kind?: unknown; table?: { identifier?: { name?: unknown } } };
-  if (record.kind === 'TableNode' && tables.has(String(record.table?.identifier?.name))) return true;
-  return Object.values(node).some((child) => namesTable(child, tables));
+/** The tables a statement writes (only its targets: a batch insert's values are not walked). */
+function writeTargets(node: RootOperationNode): readonly OperationNode[] {
+  if (InsertQueryNode.is(node)) return node.into ? [node.into] : [];
+  if (UpdateQueryNode.is(node)) return node.table ? [node.table] : [];
+  if (DeleteQueryNode.is(node)) return node.from.froms;
+  if (MergeQueryNode.is(node)) return [node.into];
+  return [];
+}
+
+function tableName(node: OperationNode): string | undefined {
+  if (TableNode.is(node)) return node.table.identifier.name;
+  if (AliasNode.is(node)) return tableName(node.node);
+  return undefined;
 }

@@ -79,7 +79,7 @@ describe.each(testDatabases())('the credential tables’ version on $name', (dat
   });
 
   it.skipIf(database.name !== 'sqlite')(
-    'changes when another connection to the same file commits',
+    'changes when another connection to the same file commits, and is none once the store is closed',
     async () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'paddock-version-'));
       const first = await openStore({ dataDir });
@@ -88,6 +88,8 @@ describe.each(testDatabases())('the credential tables’ version on $name', (dat
         const before = first.credentialVersion!();
         await seedThread(second);
         expect(first.credentialVersion!()).not.toBe(before);
+        await second.close();
+        expect(second.credentialVersion!()).toBeUndefined();
       } finally {
         await second.close();
         await first.close();

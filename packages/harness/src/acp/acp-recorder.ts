@@ -60,10 +60,10 @@ export function createAcpRecorder(emit: (event: DraftEvent) => void, model: stri
     startTool(call);
     if (!openTools.has(call.toolCallId)) return;
     // What this update says, else what an earlier one said, else its raw output as JSON.
-    const text = toolText(call);
-    if (text) toolOutputs.set(call.toolCallId, text);
-    const carried = text || rawJson(call.rawOutput);
-    const output = text || toolOutputs.get(call.toolCallId) || rawJson(call.rawOutput) || text;
+    const said = toolText(call);
+    if (said) toolOutputs.set(call.toolCallId, said);
+    const carried = said || rawJson(call.rawOutput);
+    const output = said || toolOutputs.get(call.toolCallId) || rawJson(call.rawOutput) || said;
     if (call.status === 'completed') {
       const exitCode = exitCodeOf(call.rawOutput);
       endTool(call.toolCallId, {
