@@ -126,11 +126,12 @@ describe.each(testDatabases())('MCP servers in turns on $name', (database) => {
     });
   });
 
-  it('offers the servers’ tools in knowledge_cloud too', async () => {
+  it('offers the servers’ tools in knowledge_cloud too, its command given as a command line', async () => {
     const { threadId } = await runThread(
       {
         harness: 'knowledge_cloud',
-        mcp_servers: [{ name: 'everything', command: 'node', args: [everything, 'stdio'] }],
+        // No args: the command is a line, split as a shell would (the spec gives a server only `command`).
+        mcp_servers: [{ name: 'everything', command: `node '${everything}' stdio` }],
       },
       '::call mcp__everything__get-sum {"a":2,"b":3}',
     );

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { commandLineWords } from './command-line.ts';
 import { networkPolicySchema, nullableNetworkPolicySchema } from './network-policy.ts';
 
 /** Harness values (spec: "Harness values"). `coding_alpha` is the default. */
@@ -52,7 +53,21 @@ export const mcpServerSchema = z
   })
   .refine((s) => (s.url === undefined) !== (s.command === undefined), {
     message: 'give exactly one of url or command',
+  })
+  .refine((s) => s.command === undefined || s.args !== undefined || splits(s.command), {
+    message:
+      'command: a command line whose quotes are closed, naming a program (or give args for an exact argv)',
+    path: ['command'],
   });
+
+/** Whether an MCP server's `command`, given without `args`, splits into a program and its arguments. */
+function splits(line: string): boolean {
+  try {
+    return commandLineWords(line).length > 0;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * An MCP server as answers show it: its `headers` and `env` values are secrets, never answered;

@@ -1,5 +1,6 @@
 export * from './agents.ts';
 export * from './code.ts';
+export * from './command-line.ts';
 export * from './control-plane-agents.ts';
 export * from './credentials.ts';
 export * from './errors.ts';
@@ -18,6 +19,7 @@ export * from './orchestrations.ts';
 export * from './schedules.ts';
 export * from './scopes.ts';
 export * from './skills.ts';
+export * from './supervisor-frames.ts';
 export * from './tasks.ts';
 export * from './threads.ts';
 export * from './time.ts';

@@ -1,7 +1,7 @@
+import { loopbackApiPort } from '@paddock/supervisor';
 import { sandboxPaths } from './bwrap-args.ts';
 import { sandboxLimits } from './limits.ts';
 import type { SandboxSize } from './provider.ts';
-import { loopbackApiPort } from './supervisor/loopback-proxy.ts';
 
 /**
  * The supervisor's own environment: bwrap starts from an empty one, and the supervisor reads none of

@@ -16,6 +16,12 @@ export interface BwrapLaunch {
   cgroupProcs?: string[];
   /** What runs in the sandbox; it stays on argv, so it must hold no secrets. */
   command: string[];
+  /**
+   * The command is the supervisor, which drops to the sandbox uid itself (told it with `--uid`): it
+   * starts as root in the sandbox with no capability but CAP_SETUID and CAP_SETGID, so that no
+   * process of the sandbox's user can trace or signal it (see the supervisor's sandbox-user.ts).
+   */
+  supervisorDrops?: boolean;
 }
 
 /** A bwrap process blocked on reading its options; `start` hands them over and the sandbox comes up. */
@@ -41,6 +47,13 @@ const dropToSandboxUid =
   '[ "$u" -gt 0 ] || exit 126; s=$1; shift; ' +
   'exec "$s" --reuid="$u" --regid="$u" --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- "$@"';
 
+// The same reading of the uid; the supervisor keeps root's real uid and the two capabilities it needs
+// to start processes as the sandbox's user, and takes that user's effective uid as it starts.
+const keepRootForSupervisor =
+  'u=$PADDOCK_SANDBOX_UID; unset PADDOCK_SANDBOX_UID; case $u in ""|*[!0-9]*) exit 126;; esac; ' +
+  '[ "$u" -gt 0 ] || exit 126; s=$1; shift; ' +
+  'exec "$s" --bounding-set=-all,+setuid,+setgid --inh-caps=-all --no-new-privs -- "$@" --uid "$u"';
+
 /**
  * Spawns bwrap as its own process group, through the cgroup join, and leaves it waiting for its
  * options. As root, the command starts through setpriv, which drops to the sandbox uid with no
@@ -56,7 +69,10 @@ export function spawnBwrap(launch: BwrapLaunch): BwrapLauncher {
   // gets the same filter as any sandbox, before its options are known.
   if (launch.seccomp) argv.push('--seccomp', '4');
   argv.push('--');
-  if (privileged) argv.push('/bin/sh', '-c', dropToSandboxUid, 'paddock-drop', launch.setprivPath);
+  if (privileged) {
+    const drop = launch.supervisorDrops ? keepRootForSupervisor : dropToSandboxUid;
+    argv.push('/bin/sh', '-c', drop, 'paddock-drop', launch.setprivPath);
+  }
   argv.push(...launch.command);
   const child = spawn(argv[0]!, argv.slice(1), {
     stdio: ['pipe', 'pipe', 'pipe', 'pipe', launch.seccomp ? 'pipe' : 'ignore'],

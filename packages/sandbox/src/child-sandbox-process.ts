@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { toNdjson } from './ndjson.ts';
+import { toNdjson } from '@paddock/supervisor';
 import type { RunnerCommand, SupervisorMessage } from './protocol.ts';
 import type { SandboxExit, SandboxProcess } from './provider.ts';
 import { readyOrDestroyed, SupervisorChannel, withProtocolError } from './supervisor-channel.ts';

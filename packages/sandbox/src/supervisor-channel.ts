@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
+import { readLines } from '@paddock/supervisor';
 import { parseFrame } from './link/frames.ts';
-import { readLines } from './ndjson.ts';
 import type { SupervisorMessage } from './protocol.ts';
 import type { SandboxExit } from './provider.ts';
 import { maxSupervisorLineChars, supervisorMessageSchema } from './supervisor-frames.ts';

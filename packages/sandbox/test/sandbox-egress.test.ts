@@ -3,10 +3,10 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { parseAddressRanges } from '@paddock/core';
+import { loopbackConnectTarget, socketUpstream, startEgressPort } from '@paddock/supervisor';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { EgressRecord } from '../src/egress/egress-proxy.ts';
 import { SandboxEgress } from '../src/egress/sandbox-egress.ts';
-import { loopbackConnectTarget, socketUpstream, startEgressPort } from '../src/supervisor/egress-port.ts';
 import { makeTempRoot } from './temp-root.ts';
 
 const temp = await makeTempRoot('sandbox-egress');

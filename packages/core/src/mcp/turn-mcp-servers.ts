@@ -1,4 +1,4 @@
-import type { TurnMcpServer } from '@paddock/protocol';
+import { commandLineWords, type TurnMcpServer } from '@paddock/protocol';
 import { openMcpServers } from '../agents/mcp-server-secrets.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 
@@ -16,10 +16,20 @@ export function turnMcpServers(secrets: SecretBox, stored: string): TurnMcpServe
         ? {
             name: server.name,
             transport: 'stdio',
-            command: server.command,
-            args: server.args ?? [],
+            ...programOf(server.command, server.args),
             env: server.env ?? {},
           }
         : { name: server.name, transport: 'http' },
     );
+}
+
+/**
+ * The program and arguments a `command` server runs: `args`, when given, with `command` as the
+ * program exactly; else `command` is a command line, split as a shell would split it (the spec
+ * gives a server only `command`, so `npx -y <server>` must work).
+ */
+function programOf(command: string, args: string[] | undefined): { command: string; args: string[] } {
+  if (args !== undefined) return { command, args };
+  const [program = command, ...rest] = commandLineWords(command);
+  return { command: program, args: rest };
 }

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
-import { toNdjson } from '../ndjson.ts';
+import { toNdjson } from '@paddock/supervisor';
 import type { RunnerCommand, SupervisorMessage } from '../protocol.ts';
 import type { SandboxExit, SandboxProcess } from '../provider.ts';
 import { readyOrDestroyed, SupervisorChannel, withProtocolError } from '../supervisor-channel.ts';

@@ -10,7 +10,7 @@ import { type AddressInfo, connect, isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type AddressRange, blockListOf, isAddressAllowed } from '@paddock/core';
 import type { EventData } from '@paddock/protocol';
-import { pipeSockets } from '../pipe-sockets.ts';
+import { pipeSockets } from '@paddock/supervisor';
 import type { EgressPolicy } from './network-policy.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { chmod, mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { AddressRange } from '@paddock/core';
-import { egressPort } from '../supervisor/egress-port.ts';
+import { egressPort } from '@paddock/supervisor';
 import { type EgressProxy, type EgressRecord, startEgressProxy } from './egress-proxy.ts';
 import {
   type EgressDecision,

@@ -5,13 +5,12 @@
 // It reads no environment of its own: the thread's arrives with `configure`, so that a sandbox can
 // boot (and preload the harness) before anyone knows which thread it will serve, and so that secrets
 // never sit in the supervisor's own environment.
-import { readLines } from '../ndjson.ts';
+
+import { RunProcesses, readLines, startLoopbackProxy, withRun } from '@paddock/supervisor';
 import type { RunnerCommand } from '../protocol.ts';
 import { runEntrypoint } from './entrypoint.ts';
 import { parseFlags } from './flags.ts';
-import { startLoopbackProxy } from './loopback-proxy.ts';
 import { McpServers } from './mcp/mcp-servers.ts';
-import { RunProcesses, withRun } from './run-processes.ts';
 import { send } from './send.ts';
 import { type HarnessModule, type SandboxContext, TurnRunner } from './turns.ts';
 import { warmFirstTurn } from './warm-first-turn.ts';
@@ -59,7 +58,7 @@ if (flags.proxySocket) {
   });
 } else if (flags.apiPort) {
   const portPath = flags.apiPort;
-  proxyReady = import('./port-proxy.ts')
+  proxyReady = import('@paddock/supervisor')
     .then(({ startPortProxy }) => startPortProxy(portPath))
     .catch((error: unknown) => {
       send({ type: 'log', level: 'error', message: `API port proxy failed: ${String(error)}` });
@@ -67,10 +66,10 @@ if (flags.proxySocket) {
 }
 if (flags.egressSocket || flags.egressPort) {
   const { egressSocket, egressPort } = flags;
-  const egressReady = import('./egress-port.ts')
+  const egressReady = import('@paddock/supervisor')
     .then(async ({ socketUpstream, startEgressPort }) => {
       if (egressSocket) return startEgressPort(socketUpstream(egressSocket));
-      const { openPortStreams } = await import('./port-proxy.ts');
+      const { openPortStreams } = await import('@paddock/supervisor');
       const port = openPortStreams(egressPort!);
       return startEgressPort((client, head) => port.open(client, head));
     })

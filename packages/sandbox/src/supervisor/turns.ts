@@ -1,8 +1,8 @@
 import type { Harness, HarnessTurnInput, SteeringInbox } from '@paddock/harness';
 import type { DraftEvent, SteeredMessage, TurnCommand, TurnResult } from '@paddock/protocol';
+import { type Run, type RunProcesses, withRun } from '@paddock/supervisor';
 import type { ModelMessage } from 'ai';
 import type { McpServers } from './mcp/mcp-servers.ts';
-import { type Run, type RunProcesses, withRun } from './run-processes.ts';
 import { send } from './send.ts';
 
 /** The part of `@paddock/harness` the supervisor uses. */

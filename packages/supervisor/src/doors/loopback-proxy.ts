@@ -1,5 +1,5 @@
 import { connect, createServer } from 'node:net';
-import { pipeSockets } from '../pipe-sockets.ts';
+import { pipeSockets } from './pipe-sockets.ts';
 
 /** Inside the sandbox PADDOCK_API_URL is http://127.0.0.1:8787; this port is fixed so scripts can rely on it. */
 export const loopbackApiPort = 8787;

@@ -62,9 +62,9 @@ export class RunProcesses {
     this.#kept.delete(pid);
   }
 
-  /** A run begins now; its processes get `withRun(env, run)`. */
-  begin(kind: Run['kind']): Run {
-    const run: Run = { kind, marker: `${kind}-${randomBytes(12).toString('hex')}`, startTicks: bootTicks() };
+  /** A run begins now; its processes get `withRun(env, run)` (the runner's marker, or one made here). */
+  begin(kind: Run['kind'], marker = `${kind}-${randomBytes(12).toString('hex')}`): Run {
+    const run: Run = { kind, marker, startTicks: bootTicks() };
     if (kind === 'code') this.#codeRuns.set(run.marker, run);
     return run;
   }

@@ -1,7 +1,7 @@
 import { createReadStream, createWriteStream, openSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
-import { bindStream, encodeFrame, type FrameType, frameDecoder, frameType } from '../port-frames.ts';
 import { loopbackApiPort } from './loopback-proxy.ts';
+import { bindStream, encodeFrame, type FrameType, frameDecoder, frameType } from './port-frames.ts';
 
 /** Connections carried as streams over one virtio-serial port. */
 export interface PortStreams {

@@ -1,5 +1,5 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { pipeSockets } from '../pipe-sockets.ts';
+import { pipeSockets } from './pipe-sockets.ts';
 
 /** Inside the sandbox HTTP(S)_PROXY is http://127.0.0.1:8788 (see sandbox-egress.ts). */
 export const egressPort = 8788;

@@ -1,0 +1,46 @@
+import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { stripTypeScriptTypes } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import { supervisorEntry, supervisorSourceDir } from '@paddock/supervisor';
+
+/** A relative import of a TypeScript module, as the supervisor's sources write them. */
+const tsSpecifier = /((?:from|import)\s*\(?\s*)(['"])(\.{1,2}\/[^'"]+)\.ts\2/g;
+/** Every module specifier a built file names. */
+const anySpecifier = /(?:from|import)\s*\(?\s*(['"])([^'"]+)\1/g;
+
+/**
+ * Builds the supervisor a sandbox runs: its TypeScript with the types stripped (Node's own
+ * stripping, so no build tool), as plain JavaScript in `outDir`, which a provider shows read-only
+ * in the sandbox. Type stripping at run time would load a WebAssembly compiler into every sandbox
+ * (some 13 MiB each). Refuses a source that imports anything but Node's builtins and its own files:
+ * a sandbox has Node and this folder, nothing else. Answers the entry file's path.
+ */
+export async function buildSupervisor(outDir: string): Promise<string> {
+  await rm(outDir, { recursive: true, force: true });
+  for (const source of await sourcesOf(supervisorSourceDir)) {
+    const name = relative(supervisorSourceDir, source);
+    if (name === 'index.ts') continue;
+    const code = stripTypeScriptTypes(await readFile(source, 'utf8')).replace(tsSpecifier, '$1$2$3.js$2');
+    for (const [, , specifier] of code.matchAll(anySpecifier)) {
+      if (!specifier!.startsWith('node:') && !specifier!.startsWith('.'))
+        throw new Error(`the supervisor's ${name} imports ${specifier}: it may import only node: builtins`);
+    }
+    const target = join(outDir, name.replace(/\.ts$/, '.js'));
+    await mkdir(dirname(target), { recursive: true, mode: 0o755 });
+    await writeFile(target, code, { mode: 0o644 });
+  }
+  // ES modules, said once for the folder (Node would otherwise parse each file twice to tell).
+  await writeFile(join(outDir, 'package.json'), '{ "type": "module" }\n', { mode: 0o644 });
+  await chmod(outDir, 0o755);
+  return join(outDir, supervisorEntry.replace(/\.ts$/, '.js'));
+}
+
+async function sourcesOf(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...(await sourcesOf(path)));
+    else if (entry.name.endsWith('.ts')) found.push(path);
+  }
+  return found;
+}

@@ -1,0 +1,63 @@
+// The program in every sandbox of Paddock's: the sandbox's hands. It starts processes and relays their
+// stdio, signals them, reads and writes files, and serves the sandbox's loopback doors; the runner,
+// outside, runs every loop and every protocol's client. Node builtins only, and as few of them as
+// will do: a sandbox's idle cost is this process.
+import { createReadStream, createWriteStream, openSync } from 'node:fs';
+import type { Readable, Writable } from 'node:stream';
+import type { SupervisorRequest } from '@paddock/protocol';
+import { openDoors } from './doors/open-doors.ts';
+import { parseFlags } from './flags.ts';
+import { FrameWriter } from './frame-writer.ts';
+import { Processes } from './processes.ts';
+import { readLines } from './read-lines.ts';
+import { RunProcesses } from './run-processes.ts';
+import { becomeSandboxUser } from './sandbox-user.ts';
+import { serveRequest } from './serve-requests.ts';
+
+const flags = parseFlags(process.argv.slice(2));
+const link = flags.controlPort
+  ? portLink(flags.controlPort)
+  : { input: process.stdin, output: process.stdout };
+const frames = new FrameWriter(link.output);
+// Opened as root too (a micro-VM's ports), and before the first request: the first process started
+// finds them.
+await openDoors(flags).catch((error: unknown) => {
+  frames.send({ ev: 'log', level: 'error', message: `the sandbox's doors did not open: ${String(error)}` });
+});
+const user = becomeSandboxUser(flags.uid);
+const runs = new RunProcesses({ ownPids: flags.ownPids });
+const processes = new Processes(frames, user, runs);
+const parts = { frames, processes, runs, shutdown: stop };
+
+// A write to a runner that is gone fails with EPIPE; there is no one left to serve.
+link.output.on('error', () => stop());
+link.input.on('end', () => stop());
+process.on('uncaughtException', (error) => {
+  frames.send({ ev: 'log', level: 'error', message: `supervisor: ${error.stack ?? error.message}` });
+});
+
+readLines(link.input, (line) => {
+  let request: SupervisorRequest;
+  try {
+    request = JSON.parse(line) as SupervisorRequest;
+  } catch {
+    frames.send({ ev: 'log', level: 'warn', message: `unparsable request: ${line.slice(0, 200)}` });
+    return;
+  }
+  serveRequest(request, parts);
+});
+frames.send({ ev: 'ready', pid: process.pid });
+
+function stop(): never {
+  processes.killAll();
+  process.exit(0);
+}
+
+function portLink(path: string): { input: Readable; output: Writable } {
+  // One open for both directions: a virtio-serial port takes one opener at a time.
+  const fd = openSync(path, 'r+');
+  return {
+    input: createReadStream('', { fd, autoClose: false }),
+    output: createWriteStream('', { fd, autoClose: false }),
+  };
+}
