@@ -1,4 +1,5 @@
 export { harnessProfiles, installKey } from './acp/catalog.ts';
+export { gatewayModels } from './gateway-models.ts';
 export {
   installedMarker,
   ProgramCache,
@@ -8,6 +9,7 @@ export {
 export { mcpToolName } from './mcp/mcp-tool-name.ts';
 export type * from './mcp/mcp-toolbox.ts';
 export { preloadHarnesses } from './preload.ts';
-export { dropStandbyAgents, externalHarnessNames, getHarness, isHarnessName } from './registry.ts';
+export { createHarness, externalHarnessNames, isHarnessName } from './registry.ts';
 export { harnessTurnResultSchema } from './turn-result-schema.ts';
 export type * from './types.ts';
+export type * from './sandbox-hands.ts';

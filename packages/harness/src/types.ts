@@ -6,10 +6,11 @@ import type {
   TurnMcpServer,
   TurnResult,
 } from '@paddock/protocol';
-import type { ModelMessage } from 'ai';
+import type { LanguageModel, ModelMessage } from 'ai';
 import type { McpToolbox } from './mcp/mcp-toolbox.ts';
+import type { SandboxHands } from './sandbox-hands.ts';
 
-/** Where a harness reaches models: the Paddock model gateway, an OpenAI-compatible endpoint. */
+/** Where a program in the sandbox reaches models: the Paddock model gateway, as the sandbox sees it. */
 export interface GatewayAccess {
   /** Base URL of the OpenAI-compatible API, e.g. `http://127.0.0.1:8787/v2/gateway/openai/v1`. */
   baseURL: string;
@@ -26,8 +27,16 @@ export interface HarnessTurnInput {
   messages: ModelMessage[];
   /** Sampling and reasoning settings for every model call of the turn (a task input's `model_options`). */
   modelSettings?: ModelSettings;
+  /**
+   * The models a loop of Paddock's own calls, in the runner's process: the model router itself (the
+   * server's own runner), or the gateway over HTTP (a runner elsewhere). Never a call from the sandbox.
+   */
+  models: (modelId: string) => LanguageModel;
+  /** The gateway as programs in the sandbox reach it (an ACP program's model calls), with the thread's token. */
   gateway: GatewayAccess;
-  /** Root that every file tool is confined to (`/workspace` inside a sandbox). */
+  /** The sandbox's hands: every tool's process and file operation runs there, as its user. */
+  sandbox: SandboxHands;
+  /** Root that every file tool is confined to, as the sandbox sees it (`/workspace` under bwrap). */
   workspaceDir: string;
   /** Environment for tool processes (agent secrets, PADDOCK_API_URL, PADDOCK_TOKEN, PATH, HOME). */
   env: Record<string, string>;
@@ -57,6 +66,7 @@ export interface SteeringInbox {
 /** What a standby sandbox starts a harness's program with, before any thread is known. */
 export interface HarnessWarmUp {
   profile: HarnessProfile;
+  sandbox: SandboxHands;
   /** The sandbox's environment without a thread's parts (no token, thread id or secrets). */
   env: Record<string, string>;
   workspaceDir: string;

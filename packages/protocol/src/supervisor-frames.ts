@@ -46,6 +46,11 @@ export const supervisorRequestSchema = z.discriminatedUnion('op', [
   }),
   /** Bytes for a process's stdin, or its end; unanswered (a gone process drops them). */
   z.object({ op: z.literal('stdin'), proc: frameId, data: bytes.optional(), end: z.boolean().optional() }),
+  /**
+   * Whether a process still runs: false once it has exited, even before its `exit` is sent (a zombie
+   * not yet reaped, or output still draining).
+   */
+  z.object({ op: z.literal('proc.alive'), id: frameId, proc: frameId }),
   /** Signals a process's whole group; unanswered. */
   z.object({ op: z.literal('signal'), proc: frameId, signal: z.enum(processSignals) }),
   /** A turn or a code run begins: processes started from now with its marker are its own. */
@@ -81,6 +86,30 @@ export const supervisorRequestSchema = z.discriminatedUnion('op', [
   }),
   z.object({ op: z.literal('file.list'), id: frameId, within: sandboxPath, path: sandboxPath }),
   z.object({ op: z.literal('file.stat'), id: frameId, within: sandboxPath, path: sandboxPath }),
+  /** Removes a file, or a directory and everything in it; a path with nothing there is no error. */
+  z.object({ op: z.literal('file.remove'), id: frameId, within: sandboxPath, path: sandboxPath }),
+  /** Makes a symbolic link at `path` to `target` (which may lie anywhere: the link is not followed here). */
+  z.object({
+    op: z.literal('file.symlink'),
+    id: frameId,
+    within: sandboxPath,
+    path: sandboxPath,
+    target: sandboxPath,
+  }),
+  /**
+   * Opens a gateway door: a loopback HTTP port in the sandbox for a program started before its thread
+   * was known (a standby's coding agent). It refuses every request until aimed, then forwards each to
+   * the Paddock API with the thread's token in place of the program's placeholder. Answered with its port.
+   */
+  z.object({ op: z.literal('door.open'), id: frameId }),
+  z.object({
+    op: z.literal('door.aim'),
+    id: frameId,
+    port: z.number().int().min(1).max(65_535),
+    api_url: z.string().min(1).max(2000),
+    token: z.string().min(1).max(2000),
+  }),
+  z.object({ op: z.literal('door.close'), id: frameId, port: z.number().int().min(1).max(65_535) }),
   z.object({ op: z.literal('shutdown') }),
 ]);
 export type SupervisorRequest = z.infer<typeof supervisorRequestSchema>;
@@ -102,6 +131,7 @@ const answer = <T extends z.ZodRawShape>(shape: T) => z.object({ re: frameId, ..
 /** What a successful answer carries, by the request it answers. */
 export const supervisorAnswerSchemas = {
   spawn: z.object({ pid: z.number().int().positive() }),
+  'proc.alive': z.object({ alive: z.boolean() }),
   'run.begin': z.object({}),
   'run.end': z.object({}),
   'run.kill': z.object({ killed: z.number().int().nonnegative() }),
@@ -109,6 +139,11 @@ export const supervisorAnswerSchemas = {
   'file.write': z.object({}),
   'file.list': z.object({ entries: z.array(sandboxFileEntrySchema), total: z.number().int().nonnegative() }),
   'file.stat': z.object({ type: z.enum(sandboxFileEntryTypes), size: z.number().int().nonnegative() }),
+  'file.remove': z.object({}),
+  'door.open': z.object({ port: z.number().int().min(1).max(65_535) }),
+  'door.aim': z.object({}),
+  'door.close': z.object({}),
+  'file.symlink': z.object({}),
 } as const;
 export type SupervisorAnswers = {
   [K in keyof typeof supervisorAnswerSchemas]: z.infer<(typeof supervisorAnswerSchemas)[K]>;

@@ -12,7 +12,6 @@ export const sandboxPaths = {
   apiSocket: '/run/paddock/api.sock',
   /** The sandbox's own egress proxy socket, bound the same way (see sandbox-egress.ts). */
   egressSocket: '/run/paddock/egress.sock',
-  compileCache: '/run/paddock-cache',
   shared: '/shared',
   /** The thread's skills, each read-only at `/skills/<slug>` (PADDOCK_SKILLS_DIR). */
   skills: '/skills',
@@ -26,15 +25,12 @@ export interface BwrapArgsInput {
   workspaceDir: string;
   /** The staged /etc (see sandbox-etc.ts). */
   etcDir: string;
-  /** Directories bound read-only (the project's packages and node_modules under /opt/paddock; see code-paths.ts). */
+  /** Directories bound read-only (the supervisor and Node under /opt/paddock; see code-paths.ts). */
   code: CodeDir[];
   /** Host path of the API proxy socket, bound at /run/paddock/api.sock. */
   apiSocket?: string;
   /** Host path of the sandbox's egress proxy socket, bound at /run/paddock/egress.sock. */
   egressSocket?: string;
-  compileCacheDir?: string;
-  /** Only the warm-up run writes the compile cache; sandboxes read it. */
-  compileCacheWritable?: boolean;
   /** Host mount point bound at /shared (see shared-mount.ts). */
   sharedDir?: string;
   /** Skill folders bound read-only at /skills/<slug>. */
@@ -73,17 +69,12 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
   const destinations = [
     ...input.code.map((dir) => dir.inside),
     sandboxPaths.apiSocket,
-    sandboxPaths.compileCache,
     ...(input.skills ?? []).map((skill) => skillPath(skill.slug)),
   ];
   for (const dir of ancestorsOf(destinations)) args.push('--perms', '0755', '--dir', dir);
   for (const dir of input.code) args.push('--ro-bind', dir.host, dir.inside);
   if (input.apiSocket) args.push('--ro-bind', input.apiSocket, sandboxPaths.apiSocket);
   if (input.egressSocket) args.push('--ro-bind', input.egressSocket, sandboxPaths.egressSocket);
-  if (input.compileCacheDir) {
-    const bind = input.compileCacheWritable ? '--bind' : '--ro-bind';
-    args.push(bind, input.compileCacheDir, sandboxPaths.compileCache);
-  }
   if (input.sharedDir) args.push('--bind', input.sharedDir, sandboxPaths.shared);
   // Read-only binds: the sandbox (no capabilities, no `mount` under seccomp) cannot make them writable.
   for (const skill of input.skills ?? []) args.push('--ro-bind', skill.hostDir, skillPath(skill.slug));

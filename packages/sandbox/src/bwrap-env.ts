@@ -5,16 +5,15 @@ import type { SandboxSize } from './provider.ts';
 
 /**
  * The supervisor's own environment: bwrap starts from an empty one, and the supervisor reads none of
- * it. Node alone reads NODE_COMPILE_CACHE, at start-up, which is why it cannot wait for `configure`.
+ * it. Each process it starts gets the thread's, from the runner. One malloc arena: the supervisor is
+ * a sandbox's whole idle cost, and it has one thread that allocates.
  */
-export function bwrapSupervisorEnv(compileCache: boolean): Record<string, string> {
-  const env: Record<string, string> = { PATH: '/usr/bin:/bin' };
-  if (compileCache) env.NODE_COMPILE_CACHE = sandboxPaths.compileCache;
-  return env;
+export function bwrapSupervisorEnv(): Record<string, string> {
+  return { PATH: '/usr/bin:/bin', MALLOC_ARENA_MAX: '1' };
 }
 
 /**
- * What everything the supervisor starts sees (sent as `configure`). `harnesses`: the provider shows
+ * What everything the supervisor starts sees (the runner gives it each process). `harnesses`: the provider shows
  * the program cache at its fixed path.
  */
 export function bwrapSandboxEnv(

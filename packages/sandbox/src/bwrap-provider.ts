@@ -13,8 +13,7 @@ import {
   SandboxCgroup,
 } from './cgroups.ts';
 import { startChildSandbox } from './child-sandbox-process.ts';
-import { type CodeDir, type CodeLayout, sandboxCodeLayout } from './code-paths.ts';
-import { compileCacheFor, warmCompileCache } from './compile-cache.ts';
+import { type CodeDir, sandboxCodeLayout } from './code-paths.ts';
 import { harnessCodeDir } from './harness-dir.ts';
 import { sandboxLimits } from './limits.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSpec } from './provider.ts';
@@ -26,7 +25,7 @@ import { releaseLeftoverMounts, SharedMount } from './shared-mount.ts';
 import { type Launcher, StandbyLauncher } from './standby-launcher.ts';
 
 export interface BwrapProviderOptions {
-  /** Holds the staged /etc and the supervisor's compile cache. */
+  /** Holds the staged /etc and the supervisor the sandboxes run. */
   stateDir: string;
   bwrapPath?: string;
   setprivPath?: string;
@@ -35,8 +34,6 @@ export interface BwrapProviderOptions {
   /** cgroup v1 location; `false` runs without limits. */
   cgroups?: CgroupConfig | false;
   nodePath?: string;
-  /** The code sandboxes see under /opt/paddock; defaults to the project's packages/ and node_modules/. */
-  code?: CodeLayout;
   bootTimeoutMs?: number;
   /** The runner's program cache (ProgramCache's root), shown read-only at /opt/paddock/harnesses. */
   harnessDir?: string;
@@ -47,8 +44,6 @@ export interface BwrapProvider extends SandboxProvider {
   readonly kind: 'bwrap';
   /** Whether sandboxes get the S/M/L limits. */
   readonly cgroups: boolean;
-  /** Settles once the supervisor's compile cache is filled (or given up on); the first create waits for it. */
-  readonly warmed: Promise<void>;
 }
 
 export const defaultSandboxUid = 65534;
@@ -57,8 +52,7 @@ export const defaultSandboxUid = 65534;
 export async function createBwrapProvider(options: BwrapProviderOptions): Promise<BwrapProvider> {
   const bwrapPath = options.bwrapPath ?? '/usr/bin/bwrap';
   const setprivPath = options.setprivPath ?? '/usr/bin/setpriv';
-  const nodePath = options.nodePath ?? process.execPath;
-  const layout = options.code ?? sandboxCodeLayout(nodePath);
+  const layout = await sandboxCodeLayout(join(options.stateDir, 'supervisor'), options.nodePath ?? process.execPath);
   const asRoot = process.getuid?.() === 0;
   const uid = asRoot ? (options.sandboxUid ?? defaultSandboxUid) : undefined;
   // Its own cgroup parent unless told one (tests): what a crashed predecessor left there is its own.
@@ -86,42 +80,17 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
   if (!seccomp) options.log?.('warn', `no seccomp filter for ${process.arch}: sandboxes run without one`);
   const usersDir = join(options.stateDir, 'users');
   const launch = { bwrapPath, setprivPath, privileged: uid !== undefined, seccomp };
-  // Fixed paths only: launchers are spawned before the spec of their sandbox is known.
+  // Fixed paths only: launchers are spawned before the spec of their sandbox is known. As root, the
+  // supervisor takes the sandbox's uid itself, keeping root's real uid out of its user's reach.
   const supervisorCommand = [
     layout.node,
     layout.supervisor,
-    '--workspace',
-    sandboxPaths.workspace,
-    '--proxy-socket',
+    '--api-socket',
     sandboxPaths.apiSocket,
     '--egress-socket',
     sandboxPaths.egressSocket,
     '--own-pids',
   ];
-
-  // Not awaited: the first create waits for it, so building the provider stays quick.
-  const compileCache = warmCompileCache({
-    dir: join(options.stateDir, 'node-cache'),
-    uid,
-    launch: (cacheDir, workspaceDir) =>
-      launchBwrap({
-        ...launch,
-        uid,
-        command: [layout.node, layout.supervisor, '--warm'],
-        options: bwrapArgs({
-          env: { PATH: '/usr/bin:/bin', NODE_COMPILE_CACHE: sandboxPaths.compileCache },
-          workspaceDir,
-          etcDir: etc,
-          code,
-          compileCacheDir: cacheDir,
-          compileCacheWritable: true,
-        }),
-      }),
-  }).catch((error: unknown) => {
-    // Bound as it is, not through a view: each sandbox uid gets its own entry in it (compileCacheFor).
-    options.log?.('warn', `supervisor compile cache unavailable, sandboxes boot slower: ${String(error)}`);
-    return undefined;
-  });
 
   const standby = new StandbyLauncher(async (name): Promise<Launcher> => {
     const cgroup = cgroupConfig && limited ? await SandboxCgroup.create(cgroupConfig, name) : undefined;
@@ -130,21 +99,22 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
       ...launch,
       cgroupProcs: cgroup?.procsFiles,
       command: supervisorCommand,
+      supervisorDrops: uid !== undefined,
     });
     launcher.child.on('error', () => {});
     return { launcher, cgroup, shared };
   });
-  void compileCache.then(() => standby.refill());
+  standby.refill();
 
   const isolation = [
     `bubblewrap: own ${asRoot ? '' : 'user, '}pid, network, ipc, uts, cgroup and mount namespaces`,
     uid === undefined
       ? 'runs as the server user'
-      : "runs as its workspace's own uid, without capabilities, no_new_privs",
+      : "runs as its workspace's own uid, without capabilities, no_new_privs; its supervisor keeps root's real uid (only CAP_SETUID and CAP_SETGID), out of that uid's reach: no trace, no signal",
     seccomp
       ? "seccomp filter: no new namespaces (so no user namespaces), mount, keyctl, bpf, perf_event_open, kexec, modules, io_uring and the rest of Docker's default refusals"
       : `no seccomp filter (none for ${process.arch})`,
-    `Paddock's code read-only at /opt/paddock${views.hiding ? '' : ' (its host path shows in /proc/self/mountinfo)'}, a generated /etc`,
+    `Paddock's supervisor and Node read-only at /opt/paddock, nothing else of Paddock's${views.hiding ? '' : ' (their host paths show in /proc/self/mountinfo)'}; a generated /etc`,
     "network only through proxies: to the Paddock API, and out by the thread's network policy",
     limited
       ? 'S/M/L limits through cgroup v1 (memory, cpu, pids)'
@@ -158,7 +128,7 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
     egress: true,
     sharedFolders: sharedRoot !== undefined,
     skills: 'bound',
-    warmed: compileCache.then(() => {}),
+    nodeDir: layout.nodeDir,
     apiUrlInside: loopbackApiUrl,
     sandboxEnv: (_workspaceDir, env, size) => bwrapSandboxEnv(env, size, options.harnessDir !== undefined),
     async create(spec: SandboxSpec): Promise<SandboxProcess> {
@@ -168,8 +138,6 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
       }
       // Its workspace's uid (the caller made the workspace, owned by it); nothing is chowned here.
       const sandboxUid = uid === undefined ? undefined : (spec.uid ?? uid);
-      const warmed = await compileCache;
-      const cacheDir = warmed && (await compileCacheFor(warmed, sandboxUid));
       const user = sandboxUid === undefined ? [] : await sandboxUserArgs(usersDir, sandboxUid);
       const { launcher, cgroup, shared } = await standby.take();
       try {
@@ -178,13 +146,12 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
         launcher.start(
           [
             ...bwrapArgs({
-              env: bwrapSupervisorEnv(cacheDir !== undefined),
+              env: bwrapSupervisorEnv(),
               workspaceDir: spec.workspaceDir,
               etcDir: etc,
               code,
               apiSocket: spec.apiSocket,
               egressSocket: spec.egressSocket,
-              compileCacheDir: cacheDir,
               sharedDir: shared?.path,
               skills: spec.skills,
             }),

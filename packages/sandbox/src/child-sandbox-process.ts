@@ -1,9 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { toNdjson } from '@paddock/supervisor';
-import type { RunnerCommand, SupervisorMessage } from './protocol.ts';
 import type { SandboxExit, SandboxProcess } from './provider.ts';
-import { readyOrDestroyed, SupervisorChannel, withProtocolError } from './supervisor-channel.ts';
+import { readyOrDestroyed, SupervisorBoot } from './supervisor-link/supervisor-boot.ts';
+import type { SupervisorClient } from './supervisor-link/supervisor-client.ts';
 
 export interface ChildSandboxOptions {
   id: string;
@@ -20,7 +19,7 @@ export interface ChildSandboxOptions {
   /** Shows a host directory at `/shared`, when the provider has shared folders. */
   attachShared?: (hostDir: string) => Promise<void>;
   /**
-   * Where the supervisor's NDJSON travels when not on the child's stdin and stdout: a micro-VM's
+   * Where the supervisor's frames travel when not on the child's stdin and stdout: a micro-VM's
    * control port, while the child is QEMU (whose stdout and stderr are then diagnostics).
    */
   channel?: { input: Writable; output: Readable };
@@ -31,18 +30,18 @@ const outputDrainMs = 200;
 /** Wraps a spawned supervisor; resolves once it has said `ready`, rejects (after cleaning up) if it never does. */
 export function startChildSandbox(options: ChildSandboxOptions): Promise<SandboxProcess> {
   const sandbox = new ChildSandboxProcess(options);
-  return readyOrDestroyed(sandbox);
+  return readyOrDestroyed(sandbox, sandbox.ready);
 }
 
 class ChildSandboxProcess implements SandboxProcess {
   readonly id: string;
   readonly exited: Promise<SandboxExit>;
-  readonly ready: Promise<void>;
+  readonly ready: Promise<number>;
+  readonly supervisor: SupervisorClient;
   readonly setFrozen: ((frozen: boolean) => Promise<boolean>) | undefined;
   readonly attachShared: ((hostDir: string) => Promise<void>) | undefined;
   readonly #child: ChildProcess;
-  readonly #input: Writable | null;
-  readonly #channel: SupervisorChannel;
+  readonly #boot: SupervisorBoot;
   readonly #beforeKill: ((pid: number) => void) | undefined;
   readonly #cleanup: () => Promise<void>;
   #destroying: Promise<void> | undefined;
@@ -55,11 +54,9 @@ class ChildSandboxProcess implements SandboxProcess {
     this.setFrozen = options.setFrozen;
     this.attachShared = options.attachShared;
     const child = options.child;
-    this.#input = options.channel?.input ?? child.stdin;
+    const input = options.channel?.input ?? child.stdin;
     const output = options.channel?.output ?? child.stdout;
-    if (!output || !child.stderr) throw new Error('supervisor output and stderr must be piped');
-    // The supervisor may be gone when we write; its exit is reported through `exited`, not here.
-    this.#input?.on('error', () => {});
+    if (!input || !output || !child.stderr) throw new Error('supervisor stdio must be piped');
 
     const exited = new Promise<SandboxExit>((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) {
@@ -77,37 +74,25 @@ class ChildSandboxProcess implements SandboxProcess {
       });
       child.once('error', () => resolve({ code: null, signal: null }));
     });
-    this.#channel = new SupervisorChannel({
+    this.#boot = new SupervisorBoot({
       id: this.id,
-      stdout: output,
+      input,
+      output,
       // With a separate channel, the child's stdout is diagnostics too (QEMU's).
-      stderr: options.channel && child.stdout ? [child.stderr, child.stdout] : child.stderr,
+      stderr: options.channel && child.stdout ? [child.stderr, child.stdout] : [child.stderr],
       exited,
       bootTimeoutMs: options.bootTimeoutMs,
       onStderr: options.onStderr,
       onProtocolError: () => void this.destroy(),
     });
-    this.exited = exited.then((exit) => withProtocolError(exit, this.#channel.protocolError));
-    child.once('error', (error) => this.#channel.fail(error));
-    this.ready = this.#channel.ready;
+    this.supervisor = this.#boot.client;
+    this.exited = this.#boot.exited;
+    child.once('error', (error) => this.supervisor.close(error));
+    this.ready = this.#boot.ready;
   }
 
   get pid(): number {
-    return this.#channel.pid;
-  }
-
-  send(command: RunnerCommand): void {
-    const input = this.#input;
-    if (!input || input.destroyed || !input.writable) return;
-    input.write(toNdjson(command));
-  }
-
-  onMessage(listener: (message: SupervisorMessage) => void): () => void {
-    return this.#channel.onMessage(listener);
-  }
-
-  breakOff(reason: string): void {
-    this.#channel.breakOff(reason);
+    return this.#boot.pid;
   }
 
   destroy(): Promise<void> {

@@ -1,8 +1,11 @@
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { startChildSandbox } from './child-sandbox-process.ts';
-import { supervisorMain } from './code-paths.ts';
 import { descendantPids } from './process-tree.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSpec } from './provider.ts';
+import { buildSupervisor } from './supervisor-link/build-supervisor.ts';
 
 export interface ProcessProviderOptions {
   nodePath?: string;
@@ -15,7 +18,7 @@ export interface ProcessProviderOptions {
 
 /**
  * The fallback when bubblewrap is missing: the supervisor as a plain child process in the workspace,
- * with nothing but PATH in its environment (what it starts gets the thread's, from `configure`). It
+ * with nothing but PATH in its environment (what it starts gets the thread's, from the runner). It
  * shares the host's filesystem, network and user; a process that detaches itself from the
  * supervisor's tree (a double fork) survives destroy.
  */
@@ -23,6 +26,15 @@ export function createProcessProvider(options: ProcessProviderOptions = {}): San
   const nodePath = options.nodePath ?? process.execPath;
   const path = options.path ?? '/usr/local/bin:/usr/bin:/bin';
   const bootTimeoutMs = options.bootTimeoutMs ?? 15_000;
+  // Built once, on the first boot, into a folder of this provider's own.
+  let built: Promise<{ dir: string; main: string }> | undefined;
+  const build = () => {
+    built ??= mkdtemp(join(tmpdir(), 'paddock-supervisor-')).then(async (dir) => ({
+      dir,
+      main: await buildSupervisor(join(dir, 'supervisor')),
+    }));
+    return built;
+  };
   return {
     kind: 'process',
     isolation:
@@ -31,6 +43,7 @@ export function createProcessProvider(options: ProcessProviderOptions = {}): San
     egress: false,
     sharedFolders: false,
     skills: 'host',
+    nodeDir: dirname(nodePath),
     apiUrlInside: (hostApiUrl) => hostApiUrl,
     sandboxEnv: (workspaceDir, env) => ({
       PATH: path,
@@ -40,11 +53,13 @@ export function createProcessProvider(options: ProcessProviderOptions = {}): San
       PADDOCK_WORKSPACE: workspaceDir,
       ...(options.harnessDir === undefined ? {} : { PADDOCK_HARNESS_DIR: options.harnessDir }),
     }),
-    close: async () => {},
-    create(spec: SandboxSpec): Promise<SandboxProcess> {
-      // No --workspace: the workspace is the cwd, and it moves when a standby is claimed (the
-      // directory is renamed), so the supervisor takes its path from `configure`.
-      const child = spawn(nodePath, [supervisorMain], {
+    async close() {
+      const made = await built?.catch(() => undefined);
+      if (made) await rm(made.dir, { recursive: true, force: true });
+    },
+    async create(spec: SandboxSpec): Promise<SandboxProcess> {
+      const { main } = await build();
+      const child = spawn(nodePath, [main], {
         cwd: spec.workspaceDir,
         env: { PATH: path },
         stdio: ['pipe', 'pipe', 'pipe'],

@@ -1,4 +1,4 @@
-import type { RunnerCommand, SupervisorMessage } from './protocol.ts';
+import type { SupervisorClient } from './supervisor-link/supervisor-client.ts';
 
 export type SandboxSize = 'S' | 'M' | 'L';
 
@@ -51,14 +51,8 @@ export interface SandboxProcess {
   readonly id: string;
   /** The supervisor's pid as seen inside the sandbox. */
   readonly pid: number;
-  send(command: RunnerCommand): void;
-  /** Messages that arrive before the first listener is attached are held for it. */
-  onMessage(listener: (message: SupervisorMessage) => void): () => void;
-  /**
-   * For a message that parsed but is wrong where it arrived (an exec's result of the wrong shape):
-   * nothing more is delivered, the sandbox is destroyed, and `exited` names the reason.
-   */
-  breakOff(reason: string): void;
+  /** The sandbox's hands: every process and file operation of a turn goes through it. */
+  readonly supervisor: SupervisorClient;
   /** Settles when the supervisor is gone, however it went. */
   readonly exited: Promise<SandboxExit>;
   /** Kills everything inside (the whole tree, or cgroup) and removes what the boot created. */
@@ -94,6 +88,8 @@ export interface SandboxProvider {
    * holding a copy of each, which such a sandbox could write to, as to anything its user can.
    */
   readonly skills: 'bound' | 'host';
+  /** The directory of the Node binary as its sandboxes see it (the supervisor's, and the programs'). */
+  readonly nodeDir: string;
   /** The URL a sandbox reaches the Paddock API at, given the server's own (with the runner's proxy). */
   apiUrlInside(hostApiUrl: string): string;
   /**

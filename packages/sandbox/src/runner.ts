@@ -181,8 +181,7 @@ export class Runner {
 
   interrupt(threadId: string, turnId: string): void {
     this.#programs.interrupt(threadId, turnId);
-    const thread = this.#threads.get(threadId);
-    if (thread?.turnId === turnId) thread.sandbox.send({ type: 'interrupt', turn_id: turnId });
+    this.#threads.get(threadId)?.interrupt(turnId);
   }
 
   /**
@@ -215,7 +214,8 @@ export class Runner {
     thread.stopping = why?.cutOff ?? true;
     // A frozen supervisor cannot read the shutdown: thawed, it ends its programs in its grace.
     await thread.thawToStop();
-    thread.sandbox.send({ type: 'shutdown' });
+    await thread.close();
+    thread.sandbox.supervisor.shutdown();
     const grace = sleep(this.#options.stopGraceMs ?? 2_000, undefined, { ref: false });
     await Promise.race([thread.sandbox.exited, grace]);
     await thread.sandbox.destroy();

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { access, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { gatewayModels } from '@paddock/harness';
 import type { SandboxLifecycle } from '@paddock/protocol';
+import type { LanguageModel } from 'ai';
 import { type ApiProxy, type ApiTarget, startApiProxy } from './api-proxy.ts';
 import { sandboxPaths } from './bwrap-args.ts';
 import type { EgressRecord } from './egress/egress-proxy.ts';
@@ -11,7 +13,8 @@ import { type EgressSettings, egressProxyEnv, SandboxEgress } from './egress/san
 import type { SandboxProcess, SandboxProvider, SandboxSize, SandboxSpec, SkillMount } from './provider.ts';
 import { copySkillFolders } from './skill-copies.ts';
 import { type StandbyOptions, StandbyPool } from './standby-pool.ts';
-import { type EntrypointOutputListener, type SandboxStatus, ThreadSandbox } from './thread-sandbox.ts';
+import { type EntrypointOutputListener, type SandboxStatus, type ThreadContext, ThreadSandbox } from './thread-sandbox.ts';
+import { sandboxHands } from './turns/sandbox-hands.ts';
 import { defaultUidRange } from './workspaces/uid-claims.ts';
 import { Workspaces } from './workspaces/workspaces.ts';
 
@@ -43,7 +46,16 @@ export interface SandboxBooterOptions {
    * `egress`). Without it sandboxes reach nothing but the Paddock API.
    */
   egress?: EgressSettings;
+  /**
+   * The models Paddock's own loops call, in this process: the server's runner gives its model
+   * router, metered to the thread. Without it (a runner of its own) they call the gateway over HTTP,
+   * at `apiTarget`, with the thread's token.
+   */
+  models?: ThreadModels;
 }
+
+/** A thread's models, by its id and token (see `SandboxBooterOptions.models`). */
+export type ThreadModels = (threadId: string, token: string) => (modelId: string) => LanguageModel;
 
 export interface EnsureOptions {
   /** The thread's workspace on the host; need not exist yet. */
@@ -129,6 +141,9 @@ export class SandboxBooter {
           }),
         agentEnv: (workspaceDir) =>
           options.provider.sandboxEnv(workspaceDir, this.#egressEnv(), standby.size),
+        // A standby's programs need its workspace where its thread will see it: not so where it moves.
+        hands: (sandbox) =>
+          options.provider.kind === 'process' ? undefined : sandboxHands(sandbox.supervisor, options.provider.nodeDir),
         log: this.#log,
       });
       this.#standbys.fill();
@@ -178,13 +193,13 @@ export class SandboxBooter {
         throw error;
       }
     }
-    const thread = new ThreadSandbox(sandbox, this.#log, options.onStatus);
-    const env = {
-      ...options.env,
-      ...(skillsDir ? { PADDOCK_SKILLS_DIR: skillsDir } : {}),
-      ...this.#egressEnv(),
-    };
-    thread.configure(provider.sandboxEnv(options.workspaceDir, env, options.size));
+    const thread = new ThreadSandbox(sandbox, provider.nodeDir, options.onStatus);
+    const env = provider.sandboxEnv(
+      options.workspaceDir,
+      { ...options.env, ...(skillsDir ? { PADDOCK_SKILLS_DIR: skillsDir } : {}), ...this.#egressEnv() },
+      options.size,
+    );
+    thread.configure(this.#threadContext(threadId, options.env, env));
     try {
       const marker = join(threadDir, entrypointMarker);
       if (options.entrypoint !== undefined && !(await exists(marker))) {
@@ -247,6 +262,27 @@ export class SandboxBooter {
       void sandbox.exited.finally(() => egress.close());
     }
     return sandbox;
+  }
+
+  /**
+   * What a thread's turns run with besides its sandbox: the sandbox's environment, the models, and the
+   * thread's MCP relay, both reached at the server as this runner reaches it (the API proxy's target,
+   * with the path the thread's API URL has).
+   */
+  #threadContext(threadId: string, hostEnv: Record<string, string>, env: Record<string, string>): ThreadContext {
+    const { host, port } = this.#options.apiTarget;
+    const path = hostEnv.PADDOCK_API_URL ? new URL(hostEnv.PADDOCK_API_URL).pathname.replace(/\/$/, '') : '';
+    const api = `http://${host.includes(':') ? `[${host}]` : host}:${port}${path}`;
+    const token = hostEnv.PADDOCK_TOKEN ?? '';
+    return {
+      env,
+      workspaceDir: env.PADDOCK_WORKSPACE ?? '',
+      models: this.#options.models?.(threadId, token) ?? gatewayModels(`${api}/v2/gateway/openai/v1`, token),
+      relay: {
+        url: (server) => `${api}/v2/threads/${threadId}/mcp/${encodeURIComponent(server)}`,
+        token,
+      },
+    };
   }
 
   /** What points a sandbox's tools at its egress proxy; nothing where sandboxes have none. */

@@ -1,10 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { StandbyAgent, SupervisorMessage } from './protocol.ts';
+import type { SandboxHands } from '@paddock/harness';
+import type { HarnessProfile } from '@paddock/protocol';
 import type { SandboxProcess, SandboxSize } from './provider.ts';
-import { boundedLogText, exitAccount } from './thread-sandbox.ts';
+import { exitAccount } from './thread-sandbox.ts';
+import { harnessesOf } from './turns/sandbox-harnesses.ts';
 import type { Workspaces } from './workspaces/workspaces.ts';
+
+/** A harness value whose program a standby sandbox starts ahead of its thread, and its profile. */
+export interface StandbyAgent {
+  name: string;
+  profile: HarnessProfile;
+}
 
 export interface StandbyOptions {
   size: SandboxSize;
@@ -23,6 +31,8 @@ export interface StandbyPoolOptions extends StandbyOptions {
   boot: (id: string, workspaceDir: string, uid: number | undefined) => Promise<SandboxProcess>;
   /** The environment a standby's programs start with: the sandbox's, without a thread's parts. */
   agentEnv: (workspaceDir: string) => Record<string, string>;
+  /** The sandbox's hands, for starting its programs; undefined where its workspace has no fixed path. */
+  hands: (sandbox: SandboxProcess) => SandboxHands | undefined;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
@@ -31,22 +41,24 @@ interface Slot {
   readonly dir: string;
   /** Settles at `ready`; undefined when the boot failed (the slot is cleaned up then). */
   booted: Promise<SandboxProcess | undefined>;
-  /** The supervisor said `warm`: a turn would not wait for the harness. */
-  warm: boolean;
-  /** The supervisor said `agents.started` (true at once when it starts none). */
+  /** Its supervisor is ready. */
+  ready: boolean;
+  /** Its programs are started (true at once when it starts none). */
   agentsStarted: boolean;
   /** The sandbox exited; a claim that waited for its boot must not hand it out. */
   gone: boolean;
-  stopListening?: () => void;
+  /** Claimed: programs not started yet stay so. */
+  taken: boolean;
 }
 
 const firstRetryMs = 1_000;
 const lastRetryMs = 60_000;
 
 /**
- * Sandboxes booted ahead of need, each with a workspace of its own and the harness already imported
- * and warmed, so that a new thread's first turn waits for neither. They know nothing of a thread
- * until claimed: the thread's environment (secrets included) arrives with `configure` after the claim.
+ * Sandboxes booted ahead of need, each with a workspace of its own (and the coding-agent programs the
+ * deployment names started, their sessions open), so that a new thread's first turn waits for no
+ * boot. They know nothing of a thread until claimed: the thread's environment (secrets included)
+ * reaches their processes only after the claim.
  */
 export class StandbyPool {
   readonly #options: StandbyPoolOptions;
@@ -94,7 +106,7 @@ export class StandbyPool {
     }
   }
 
-  /** Settles once the pool is full of warm standbys (or closed). */
+  /** Settles once the pool is full of booted standbys with their programs started (or closed). */
   whenWarm(): Promise<void> {
     if (this.#allWarm()) return Promise.resolve();
     return new Promise((resolve) => this.#waiters.push(resolve));
@@ -107,7 +119,7 @@ export class StandbyPool {
     this.#changed();
     await Promise.all(
       slots.map(async (slot) => {
-        slot.stopListening?.();
+        slot.taken = true;
         const sandbox = await slot.booted;
         if (sandbox) await this.#discard(slot, sandbox);
       }),
@@ -144,9 +156,10 @@ export class StandbyPool {
       id,
       dir: join(this.#options.dir, id),
       booted: Promise.resolve(undefined),
-      warm: false,
+      ready: false,
       agentsStarted: !this.#options.agents?.length,
       gone: false,
+      taken: false,
     };
     slot.booted = this.#boot(slot);
     this.#slots.push(slot);
@@ -171,38 +184,38 @@ export class StandbyPool {
       this.#remove(slot);
       void this.#discard(slot, sandbox).then(() => this.fill());
     });
-    if (this.#slots.includes(slot)) {
-      slot.stopListening = sandbox.onMessage((message) => this.#onMessage(slot, message));
-      const agents = this.#options.agents;
-      if (agents?.length)
-        sandbox.send({ type: 'start.agents', harnesses: agents, env: this.#options.agentEnv(slot.dir) });
-    }
+    slot.ready = true;
+    if (this.#slots.includes(slot) && !slot.agentsStarted) void this.#startAgents(slot, sandbox);
     this.#changed();
     return sandbox;
   }
 
-  #onMessage(slot: Slot, message: SupervisorMessage): void {
-    if (message.type === 'warm') {
-      slot.warm = true;
-      this.#changed();
-    } else if (message.type === 'agents.started') {
-      slot.agentsStarted = true;
-      this.#options.log(
-        'info',
-        `standby sandbox ${slot.id}: started ahead: ${message.harnesses.join(', ') || 'none'}`,
-      );
-      this.#changed();
-    } else if (message.type === 'log') {
-      this.#options.log(message.level, `standby sandbox ${slot.id}: ${boundedLogText(message.message)}`);
+  /** Starts the programs ahead of any thread, one at a time: each start takes a core for a second or more. */
+  async #startAgents(slot: Slot, sandbox: SandboxProcess): Promise<void> {
+    const hands = this.#options.hands(sandbox);
+    const env = this.#options.agentEnv(slot.dir);
+    const started: string[] = [];
+    for (const { name, profile } of this.#options.agents ?? []) {
+      const workspaceDir = env.PADDOCK_WORKSPACE;
+      if (slot.taken || slot.gone || !hands || !workspaceDir) break;
+      try {
+        await harnessesOf(sandbox).get(name)?.warmUp?.({ profile, env, workspaceDir, sandbox: hands });
+        started.push(name);
+      } catch (error) {
+        this.#options.log('warn', `standby sandbox ${slot.id}: ${name} not started ahead: ${String(error)}`);
+      }
     }
+    slot.agentsStarted = true;
+    this.#options.log('info', `standby sandbox ${slot.id}: started ahead: ${started.join(', ') || 'none'}`);
+    this.#changed();
   }
 
-  /** The slot furthest along: a ready one, else a warm one, else the oldest (booted, or nearest to it). */
+  /** The slot furthest along: a ready one, else a booted one, else the oldest (nearest to booted). */
   #take(): Slot | undefined {
-    const slot = this.#slots.find(isReady) ?? this.#slots.find((each) => each.warm) ?? this.#slots[0];
+    const slot = this.#slots.find(isReady) ?? this.#slots[0];
     if (!slot) return undefined;
     this.#remove(slot);
-    slot.stopListening?.();
+    slot.taken = true;
     this.fill();
     return slot;
   }
@@ -229,7 +242,7 @@ export class StandbyPool {
   }
 }
 
-/** Warm, and its programs started: a thread's first turn waits for nothing. */
+/** Booted, and its programs started: a thread's first turn waits for nothing. */
 function isReady(slot: Slot): boolean {
-  return slot.warm && slot.agentsStarted;
+  return slot.ready && slot.agentsStarted;
 }

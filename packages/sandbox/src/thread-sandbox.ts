@@ -1,43 +1,36 @@
-import {
-  type DraftEvent,
-  type EventData,
-  type SandboxExec,
-  type SandboxExecResult,
-  type SteeredMessage,
-  sandboxExecResultSchemas,
-  type TurnCommand,
-  type TurnResult,
+import type {
+  CodeLanguageInfo,
+  DraftEvent,
+  EventData,
+  SandboxExec,
+  SandboxExecResult,
+  SteeredMessage,
+  TurnCommand,
+  TurnResult,
 } from '@paddock/protocol';
 import type { ModelMessage } from 'ai';
-import type { SupervisorMessage } from './protocol.ts';
 import type { SandboxExit, SandboxProcess } from './provider.ts';
+import { execute } from './turns/code-run.ts';
+import { runEntrypoint } from './turns/entrypoint.ts';
+import { McpServers } from './turns/mcp/mcp-servers.ts';
+import { harnessesOf } from './turns/sandbox-harnesses.ts';
+import { sandboxHands } from './turns/sandbox-hands.ts';
+import { type TurnContext, TurnRunner } from './turns/turn-runner.ts';
 
 export type SandboxStatus = EventData['sandbox.status'];
 export type EntrypointStream = EventData['entrypoint.output']['stream'];
 export type EntrypointOutputListener = (stream: EntrypointStream, text: string, exitCode?: number) => void;
 
-interface PendingTurn {
-  turnId: string;
-  onEvent: (event: DraftEvent) => void;
-  resolve: (result: TurnResult<ModelMessage>) => void;
-}
+/** What a thread's sandbox runs with, besides the sandbox: its environment and where its turns' parts are. */
+export type ThreadContext = Omit<TurnContext, 'hands'>;
 
-interface PendingEntrypoint {
-  onOutput?: EntrypointOutputListener;
-  resolve: (exitCode: number) => void;
-  reject: (error: Error) => void;
-}
+/** How long the MCP servers get to close when the sandbox stops. */
+const mcpCloseMs = 2_000;
 
-interface PendingExec {
-  op: SandboxExec['op'];
-  resolve: (result: SandboxExecResult) => void;
-  reject: (error: Error) => void;
-}
-
-let steerCount = 0;
-let execCount = 0;
-
-/** One thread's running sandbox: routes the supervisor's messages to whoever waits for them. */
+/**
+ * One thread's running sandbox, as its runner holds it: the thread's turns run here (the harness in
+ * this process, its tools in the sandbox), and so do its code runs and its entrypoint.
+ */
 export class ThreadSandbox {
   readonly sandbox: SandboxProcess;
   readonly onStatus: ((status: SandboxStatus) => void) | undefined;
@@ -57,22 +50,24 @@ export class ThreadSandbox {
   #waking: Promise<void> | undefined;
   /** `sleeping` was reported, so the wake reports `running` again. */
   #asleep = false;
-  /** The supervisor is gone; nothing sent now would ever be answered. */
+  /** The supervisor is gone; nothing asked now would ever be answered. */
   gone = false;
-  #turn: PendingTurn | undefined;
-  #entrypoint: PendingEntrypoint | undefined;
-  readonly #steers = new Map<string, (delivered: boolean) => void>();
-  readonly #execs = new Map<string, PendingExec>();
+  readonly #hands;
+  readonly #mcp = new McpServers();
+  readonly #turns: TurnRunner;
+  readonly #probed: { languages?: Promise<CodeLanguageInfo[]> } = {};
+  #context: TurnContext | undefined;
+  readonly #exit: Promise<SandboxExit>;
 
-  constructor(
-    sandbox: SandboxProcess,
-    log: (level: 'info' | 'warn' | 'error', message: string) => void,
-    onStatus?: (status: SandboxStatus) => void,
-  ) {
+  constructor(sandbox: SandboxProcess, nodeDir: string, onStatus?: (status: SandboxStatus) => void) {
     this.sandbox = sandbox;
     this.onStatus = onStatus;
-    sandbox.onMessage((message) => this.#route(message, log));
-    void sandbox.exited.then((exit) => this.#settleOnExit(exit));
+    this.#hands = sandboxHands(sandbox.supervisor, nodeDir);
+    this.#turns = new TurnRunner(sandbox.supervisor, harnessesOf(sandbox), this.#mcp);
+    this.#exit = sandbox.exited.then((exit) => {
+      this.gone = true;
+      return exit;
+    });
   }
 
   /** Asleep, or falling asleep: anything asked of it must `wake` it first. */
@@ -133,127 +128,93 @@ export class ThreadSandbox {
   }
 
   get turnId(): string | undefined {
-    return this.#turn?.turnId;
+    return this.#turns.turnId;
   }
 
-  /** The environment everything in the sandbox runs with; the first command it gets, and once only. */
-  configure(env: Record<string, string>): void {
-    this.sandbox.send({ type: 'configure', env });
+  /** The environment everything in the sandbox runs with, and the rest of a turn's context; once. */
+  configure(context: ThreadContext): void {
+    this.#context = { ...context, hands: this.#hands };
   }
 
-  runEntrypoint(script: string, onOutput?: EntrypointOutputListener): Promise<number> {
-    return new Promise((resolve, reject) => {
-      this.#entrypoint = { onOutput, resolve, reject };
-      this.sandbox.send({ type: 'entrypoint', script });
+  async runEntrypoint(script: string, onOutput?: EntrypointOutputListener): Promise<number> {
+    const context = this.#configured();
+    const run = runEntrypoint(this.#hands, script, context, onOutput);
+    const exit = this.#exit.then((exit) => {
+      throw new Error(`sandbox ${this.sandbox.id} exited during the entrypoint (${exitAccount(exit)})`);
     });
+    return Promise.race([run, exit]);
   }
 
   runTurn(command: TurnCommand, onEvent: (event: DraftEvent) => void): Promise<TurnResult<ModelMessage>> {
     if (this.gone) return Promise.resolve(sandboxExited('the sandbox is gone'));
-    if (this.#turn) {
-      return Promise.reject(new Error(`turn ${this.#turn.turnId} is still running in this sandbox`));
+    if (this.#turns.turnId !== undefined) {
+      return Promise.reject(new Error(`turn ${this.#turns.turnId} is still running in this sandbox`));
     }
-    return new Promise((resolve) => {
-      this.#turn = { turnId: command.turn_id, onEvent, resolve };
-      this.sandbox.send({ type: 'turn', ...command });
+    const turn = this.#turns.run(command, this.#configured(), onEvent);
+    // The sandbox's end ends the turn: its tools would fail one by one, and its account says why.
+    const ended = this.#exit.then((exit) => {
+      this.#turns.interrupt(command.turn_id);
+      return this.#resultOnExit(exit);
     });
+    return Promise.race([turn, ended]);
   }
 
   /** Offers messages to the running turn; answers whether it took them (false once the turn is over). */
   steer(turnId: string, messages: SteeredMessage[]): Promise<boolean> {
-    if (this.gone || this.#turn?.turnId !== turnId) return Promise.resolve(false);
-    const steerId = `steer-${++steerCount}`;
-    return new Promise((resolve) => {
-      this.#steers.set(steerId, resolve);
-      this.sandbox.send({ type: 'steer', turn_id: turnId, steer_id: steerId, messages });
-    });
+    if (this.gone) return Promise.resolve(false);
+    return this.#turns.steer(turnId, messages);
+  }
+
+  interrupt(turnId: string): void {
+    this.#turns.interrupt(turnId);
   }
 
   /** Runs code (or probes the languages) beside any turn; rejects if the sandbox is gone or dies meanwhile. */
   exec<E extends SandboxExec>(request: E): Promise<SandboxExecResult<E>> {
     if (this.gone) return Promise.reject(new Error('the sandbox is gone'));
-    const execId = `exec-${++execCount}`;
-    return new Promise((resolve, reject) => {
-      this.#execs.set(execId, { op: request.op, resolve: resolve as PendingExec['resolve'], reject });
-      this.sandbox.send({ type: 'exec', exec_id: execId, request });
+    const context = this.#configured();
+    const client = this.sandbox.supervisor;
+    const ran = execute(
+      request,
+      {
+        ...context,
+        markRun: async (marker) => {
+          await client.request({ op: 'run.begin', marker, kind: 'code' });
+          return async () => {
+            await client.request({ op: 'run.end', marker });
+          };
+        },
+      },
+      this.#probed,
+    );
+    const exit = this.#exit.then((exit) => {
+      throw new Error(`the sandbox exited during a code run (${exitAccount(exit)})`);
     });
+    return Promise.race([ran, exit]);
   }
 
-  #route(message: SupervisorMessage, log: (level: 'info' | 'warn' | 'error', message: string) => void): void {
-    switch (message.type) {
-      case 'entrypoint.output':
-        this.#entrypoint?.onOutput?.(message.stream, message.text);
-        return;
-      case 'entrypoint.exit': {
-        const entrypoint = this.#entrypoint;
-        this.#entrypoint = undefined;
-        entrypoint?.resolve(message.exit_code);
-        return;
-      }
-      case 'event':
-        if (this.#turn?.turnId === message.turn_id) this.#turn.onEvent(message.event);
-        return;
-      case 'turn.result': {
-        const turn = this.#turn;
-        if (turn?.turnId !== message.turn_id) return;
-        this.#turn = undefined;
-        turn.resolve(message.result);
-        return;
-      }
-      case 'steer.result':
-        this.#steers.get(message.steer_id)?.(message.delivered);
-        this.#steers.delete(message.steer_id);
-        return;
-      case 'exec.result': {
-        const exec = this.#execs.get(message.exec_id);
-        if (!exec) return;
-        this.#execs.delete(message.exec_id);
-        if (message.result === undefined) {
-          exec.reject(new Error(message.error ?? 'the sandbox did not run the code'));
-          return;
-        }
-        const result = sandboxExecResultSchemas[exec.op].safeParse(message.result);
-        if (result.success) exec.resolve(result.data);
-        else {
-          exec.reject(new Error('the sandbox answered the code run with a malformed result'));
-          this.sandbox.breakOff(`exec.result: not a result of ${exec.op}`);
-        }
-        return;
-      }
-      case 'log':
-        log(message.level, `sandbox ${this.sandbox.id}: ${boundedLogText(message.message)}`);
-        return;
-      case 'ready':
-      case 'warm':
-      case 'agents.started':
-        return;
-    }
+  /** The sandbox stops: its MCP servers are closed first (briefly: the sandbox's end kills them anyway). */
+  async close(): Promise<void> {
+    await Promise.race([this.#mcp.close(), new Promise((resolve) => setTimeout(resolve, mcpCloseMs))]);
   }
 
-  #settleOnExit(exit: SandboxExit): void {
-    this.gone = true;
-    const how = exitAccount(exit);
-    this.#entrypoint?.reject(new Error(`sandbox ${this.sandbox.id} exited during the entrypoint (${how})`));
-    this.#entrypoint = undefined;
-    for (const resolve of this.#steers.values()) resolve(false);
-    this.#steers.clear();
-    for (const { reject } of this.#execs.values())
-      reject(new Error(`the sandbox exited during a code run (${how})`));
-    this.#execs.clear();
-    const turn = this.#turn;
-    this.#turn = undefined;
-    if (!turn) return;
-    if (exit.protocolError !== undefined) turn.resolve(sandboxProtocolError());
-    else if (this.stopping === true)
-      turn.resolve({ stopReason: 'cancelled', messages: [], lastAssistantText: '' });
-    else if (this.stopping) {
-      turn.resolve({
+  #configured(): TurnContext {
+    if (!this.#context) throw new Error(`sandbox ${this.sandbox.id} is not configured`);
+    return this.#context;
+  }
+
+  #resultOnExit(exit: SandboxExit): TurnResult<ModelMessage> {
+    if (exit.protocolError !== undefined) return sandboxProtocolError();
+    if (this.stopping === true) return { stopReason: 'cancelled', messages: [], lastAssistantText: '' };
+    if (this.stopping) {
+      return {
         stopReason: 'error',
         messages: [],
         lastAssistantText: '',
         error: { ...this.stopping, retryable: false },
-      });
-    } else turn.resolve(sandboxExited(`the sandbox exited during the turn (${how})`));
+      };
+    }
+    return sandboxExited(`the sandbox exited during the turn (${exitAccount(exit)})`);
   }
 }
 

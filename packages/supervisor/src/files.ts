@@ -8,13 +8,15 @@ import {
   readdirSync,
   readSync,
   renameSync,
+  rmSync,
   statSync,
+  symlinkSync,
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { SandboxFileEntry, SupervisorAnswers, SupervisorRequest } from '@paddock/protocol';
-import { containedPath } from './contained-path.ts';
+import { containedPath, PathRefused } from './contained-path.ts';
 
 type FileRequest<Op extends string> = Extract<SupervisorRequest, { op: Op }>;
 
@@ -95,6 +97,23 @@ export function listDirectory(request: FileRequest<'file.list'>): SupervisorAnsw
 export function statFile(request: FileRequest<'file.stat'>): SupervisorAnswers['file.stat'] {
   const stat = statSync(containedPath(request.within, request.path));
   return { type: stat.isFile() ? 'file' : stat.isDirectory() ? 'directory' : 'other', size: stat.size };
+}
+
+/** Removes what is at the path (a directory with everything in it); nothing there is no error. */
+export function removeFile(request: FileRequest<'file.remove'>): SupervisorAnswers['file.remove'] {
+  const target = containedPath(request.within, request.path);
+  if (target === containedPath(request.within, '.')) throw new PathRefused('the directory itself is not removed');
+  rmSync(target, { recursive: true, force: true });
+  return {};
+}
+
+/** A link at the path to `target`, replacing what was there; its parents made. */
+export function makeSymlink(request: FileRequest<'file.symlink'>): SupervisorAnswers['file.symlink'] {
+  const target = containedPath(request.within, request.path);
+  mkdirSync(dirname(target), { recursive: true });
+  rmSync(target, { recursive: true, force: true });
+  symlinkSync(request.target, target);
+  return {};
 }
 
 function entryType(dirent: Dirent): SandboxFileEntry['type'] {

@@ -14,8 +14,6 @@ export interface SupervisorFlags {
   apiPort: string | undefined;
   /** In a micro-VM: the virtio-serial port that carries the egress proxy's connections. */
   egressPort: string | undefined;
-  /** In a micro-VM: the virtio-serial port the frames travel on (else stdin and stdout). */
-  controlPort: string | undefined;
   /**
    * The sandbox is alone in a pid namespace of its own (bwrap, Docker, micro-VM): every process
    * /proc shows is the sandbox's, so a Stop may judge them all, not only those marked with its run.
@@ -37,7 +35,6 @@ export function parseFlags(argv: string[]): SupervisorFlags {
     egressSocket: flagValue('--egress-socket'),
     apiPort: flagValue('--api-port'),
     egressPort: flagValue('--egress-port'),
-    controlPort: flagValue('--control-port'),
     ownPids: argv.includes('--own-pids'),
   };
 }

@@ -2,8 +2,6 @@
 // stdio, signals them, reads and writes files, and serves the sandbox's loopback doors; the runner,
 // outside, runs every loop and every protocol's client. Node builtins only, and as few of them as
 // will do: a sandbox's idle cost is this process.
-import { createReadStream, createWriteStream, openSync } from 'node:fs';
-import type { Readable, Writable } from 'node:stream';
 import type { SupervisorRequest } from '@paddock/protocol';
 import { openDoors } from './doors/open-doors.ts';
 import { parseFlags } from './flags.ts';
@@ -15,9 +13,8 @@ import { becomeSandboxUser } from './sandbox-user.ts';
 import { serveRequest } from './serve-requests.ts';
 
 const flags = parseFlags(process.argv.slice(2));
-const link = flags.controlPort
-  ? portLink(flags.controlPort)
-  : { input: process.stdin, output: process.stdout };
+// Its frames travel on stdin and stdout (a pipe; in a micro-VM, the init puts the control port there).
+const link = { input: process.stdin, output: process.stdout };
 const frames = new FrameWriter(link.output);
 // Opened as root too (a micro-VM's ports), and before the first request: the first process started
 // finds them.
@@ -51,13 +48,4 @@ frames.send({ ev: 'ready', pid: process.pid });
 function stop(): never {
   processes.killAll();
   process.exit(0);
-}
-
-function portLink(path: string): { input: Readable; output: Writable } {
-  // One open for both directions: a virtio-serial port takes one opener at a time.
-  const fd = openSync(path, 'r+');
-  return {
-    input: createReadStream('', { fd, autoClose: false }),
-    output: createWriteStream('', { fd, autoClose: false }),
-  };
 }

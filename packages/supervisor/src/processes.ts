@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import type { SupervisorRequest } from '@paddock/protocol';
 import type { FrameWriter } from './frame-writer.ts';
 import type { RunProcesses } from './run-processes.ts';
@@ -60,6 +61,18 @@ export class Processes {
         resolve(child.pid!);
       });
     });
+  }
+
+  /** Whether the process runs: not a zombie, not gone (its `exit` may not be sent yet). */
+  alive(proc: number): boolean {
+    const pid = this.#live.get(proc)?.pid;
+    if (pid === undefined) return false;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return stat[stat.lastIndexOf(')') + 2] !== 'Z';
+    } catch {
+      return false;
+    }
   }
 
   write(proc: number, data: string | undefined, end: boolean | undefined): void {

@@ -1,5 +1,6 @@
 import type { SupervisorRequest } from '@paddock/protocol';
-import { listDirectory, readFile, statFile, writeFile } from './files.ts';
+import { aimDoor, closeDoor, openDoor } from './doors/gateway-doors.ts';
+import { listDirectory, makeSymlink, readFile, removeFile, statFile, writeFile } from './files.ts';
 import type { FrameWriter } from './frame-writer.ts';
 import type { Processes } from './processes.ts';
 import type { Run, RunProcesses } from './run-processes.ts';
@@ -34,6 +35,8 @@ async function answerOf(
   switch (request.op) {
     case 'spawn':
       return { pid: await parts.processes.start(request) };
+    case 'proc.alive':
+      return { alive: parts.processes.alive(request.proc) };
     case 'run.begin':
       runs.set(request.marker, parts.runs.begin(request.kind, request.marker));
       return {};
@@ -56,6 +59,18 @@ async function answerOf(
       return listDirectory(request);
     case 'file.stat':
       return statFile(request);
+    case 'file.remove':
+      return removeFile(request);
+    case 'file.symlink':
+      return makeSymlink(request);
+    case 'door.open':
+      return { port: await openDoor() };
+    case 'door.aim':
+      aimDoor(request.port, request.api_url, request.token);
+      return {};
+    case 'door.close':
+      closeDoor(request.port);
+      return {};
   }
 }
 

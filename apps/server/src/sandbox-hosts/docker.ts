@@ -6,6 +6,7 @@ import {
   type EgressSettings,
   Runner,
   type Workspaces,
+  type ThreadModels,
 } from '@paddock/sandbox';
 import type { Logger } from 'pino';
 import type { SandboxBackend } from './backend.ts';
@@ -27,6 +28,8 @@ export interface DockerSetup {
   logger: Logger;
   /** What the sandboxes' egress proxies decide by besides each thread's policy; without it they reach nothing. */
   egress?: EgressSettings;
+  /** The models Paddock's own loops call in this process (the model router); else the gateway over HTTP. */
+  models?: ThreadModels;
   recordNetwork: NetworkRecorder;
   /** Whether the deployment config switches sandbox_b on: only then does its availability go above debug. */
   enabled: boolean;
@@ -68,6 +71,7 @@ export function startDockerSandboxes(setup: DockerSetup): SandboxBackend {
           workspaces: setup.workspaces,
           programs: setup.programs,
           egress: setup.egress,
+          models: setup.models,
           log,
           // No standby container: it would hold a sandbox's memory on hosts that never run sandbox_b.
           standby: { size: 'L', count: 0 },

@@ -6,6 +6,7 @@ import {
   Runner,
   type StandbyOptions,
   type Workspaces,
+  type ThreadModels,
 } from '@paddock/sandbox';
 import type { Logger } from 'pino';
 import { StartupError } from '../startup/config.ts';
@@ -32,6 +33,8 @@ export interface RunnerSetup {
   standby: StandbyOptions;
   /** What the sandboxes' egress proxies decide by besides each thread's policy; without it they reach nothing. */
   egress?: EgressSettings;
+  /** The models Paddock's own loops call in this process (the model router); else the gateway over HTTP. */
+  models?: ThreadModels;
 }
 
 /** A runner on the best provider this host offers (bubblewrap, else plain processes). */
@@ -61,6 +64,7 @@ export async function createRunner(options: RunnerSetup): Promise<{ runner: Runn
     workspaces: options.workspaces,
     programs: options.programs,
     egress: options.egress,
+    models: options.models,
     log,
   });
   return { runner, isolation: `${report.isolation}; ${options.workspaces.describe()}` };

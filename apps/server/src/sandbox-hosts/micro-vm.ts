@@ -6,6 +6,7 @@ import {
   type EgressSettings,
   Runner,
   type Workspaces,
+  type ThreadModels,
 } from '@paddock/sandbox';
 import type { Logger } from 'pino';
 import type { SandboxBackend } from './backend.ts';
@@ -24,6 +25,8 @@ export interface MicroVmHostSetup {
   logger: Logger;
   /** What the sandboxes' egress proxies decide by besides each thread's policy; without it they reach nothing. */
   egress?: EgressSettings;
+  /** The models Paddock's own loops call in this process (the model router); else the gateway over HTTP. */
+  models?: ThreadModels;
   recordNetwork: NetworkRecorder;
   /** The deployment's runners are detached (`PADDOCK_RUNNER=detached`): no micro-VM runs here then. */
   detached: boolean;
@@ -68,6 +71,7 @@ export function microVmSandboxHost(setup: MicroVmHostSetup): SandboxBackend {
         workspaces: setup.workspaces,
         programs: setup.programs,
         egress: setup.egress,
+        models: setup.models,
         standby: { size: 'L', count: 0 },
         log,
       });

@@ -30,6 +30,7 @@ import { startSandboxBackends } from './sandbox-backends.ts';
 import { loadSecretKey } from './secret-key.ts';
 import { serverAddress } from './server-address.ts';
 import { composeServices } from './services.ts';
+import { threadModels } from './thread-models.ts';
 import { databaseFailure, listenFailure, prepareDataDir } from './startup-errors.ts';
 import { openWorkspaces } from './workspaces.ts';
 
@@ -96,7 +97,13 @@ export async function startPaddock(
   const events = createEventLog(store, links.bus);
   const harnesses = harnessPrograms(config, deployment, logger);
   const presence = machinePresence();
+  // The runners' loops call the router in process once the services (made after them) exist.
+  let composed: Services | undefined;
   const sandboxes = await startSandboxBackends(config, {
+    models: threadModels(models, () => {
+      if (!composed) throw new Error('a turn ran before the services were made');
+      return composed;
+    }),
     runnersChanged: presence.changed,
     deployment,
     programs: harnesses.cache,
@@ -127,6 +134,7 @@ export async function startPaddock(
     logger,
     faults: options.faults ?? noFaults,
   });
+  composed = services;
   const jobs = backgroundJobs(config, {
     deployment,
     services,

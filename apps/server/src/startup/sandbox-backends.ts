@@ -3,7 +3,7 @@ import type { NetworkRecorder, ProviderAvailability, SandboxHost } from '@paddoc
 import type { ProgramCache } from '@paddock/harness';
 import { type MachineKind, machineKinds } from '@paddock/protocol';
 import type { TurnQueue } from '@paddock/runtime';
-import type { EgressSettings, RunnerHub, StandbyAgent, Workspaces } from '@paddock/sandbox';
+import type { EgressSettings, RunnerHub, StandbyAgent, ThreadModels, Workspaces } from '@paddock/sandbox';
 import type { Store } from '@paddock/store';
 import type { Logger } from 'pino';
 import type { SandboxBackend } from '../sandbox-hosts/backend.ts';
@@ -53,6 +53,8 @@ export async function startSandboxBackends(
     egress: EgressSettings;
     /** Stores the connections every backend's sandboxes make through their egress proxies. */
     recordNetwork: NetworkRecorder;
+    /** The models the loops of this node's own runners call, in process. */
+    models: ThreadModels;
     /** A runner connected to this node, or left it. */
     runnersChanged: () => void;
   },
@@ -67,7 +69,7 @@ export async function startSandboxBackends(
     onNetwork: parts.recordNetwork,
     onRunners: parts.runnersChanged,
   };
-  const network = { egress: parts.egress, recordNetwork: parts.recordNetwork };
+  const network = { egress: parts.egress, recordNetwork: parts.recordNetwork, models: parts.models };
   const detached =
     config.PADDOCK_RUNNER === 'detached'
       ? detachedRunnersBackend({ ...hubOptions, timings: { lostAfterMs: config.PADDOCK_ADOPTION_WINDOW_MS } })

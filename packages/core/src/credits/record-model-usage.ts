@@ -1,6 +1,6 @@
 import { newId, timestamp } from '@paddock/protocol';
 import { findDefaultTeamId, findTeamOrgId, findUsageTargetOfThread, insertModelUsage } from '@paddock/store';
-import type { Ctx, Services } from '../context.ts';
+import type { Actor, Ctx, Services, SystemActor } from '../context.ts';
 
 export interface ModelUsage {
   model: string;
@@ -23,6 +23,30 @@ export async function recordModelUsage(
   const target = threadId
     ? await findUsageTargetOfThread(ctx.store.db, threadId)
     : { orgId: await defaultOrgOf(ctx), turnId: null };
+  await countUsage(ctx, services, { ...target, threadId }, usage);
+}
+
+/**
+ * Counts one model call of a thread's turn made in the runner's own process (Paddock's loops call the
+ * model router there, not the gateway): as a call of the thread's token through the gateway counts.
+ */
+export async function recordThreadModelUsage(
+  ctx: Ctx<SystemActor>,
+  services: Pick<Services, 'events'>,
+  threadId: string,
+  usage: ModelUsage,
+): Promise<void> {
+  const target = await findUsageTargetOfThread(ctx.store.db, threadId);
+  await countUsage(ctx, services, { ...target, threadId }, usage);
+}
+
+async function countUsage(
+  ctx: Ctx<Actor | SystemActor>,
+  services: Pick<Services, 'events'>,
+  target: { orgId?: string | null; turnId?: string | null; threadId: string | null },
+  usage: ModelUsage,
+): Promise<void> {
+  const { threadId } = target;
   if (!target?.orgId) {
     ctx.log.warn({ model: usage.model }, 'model usage not counted: the caller belongs to no organization');
     return;
@@ -37,7 +61,7 @@ export async function recordModelUsage(
     created_at: timestamp(new Date(ctx.clock.now())),
   });
   if (threadId) {
-    await services.events.append(threadId, target.turnId, [
+    await services.events.append(threadId, target.turnId ?? null, [
       {
         type: 'usage',
         data: { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, model: usage.model },

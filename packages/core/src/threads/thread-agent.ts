@@ -7,7 +7,7 @@ import { threadNotFound } from '../errors.ts';
  * stands for (see `threadAgentRouter`), as a turn of the thread would be given them.
  */
 export async function threadAgentModel(
-  ctx: Ctx,
+  ctx: Pick<Ctx, 'store'>,
   services: Pick<Services, 'defaultModel'>,
   threadId: string,
 ): Promise<{ model: string; instructions: string | undefined }> {

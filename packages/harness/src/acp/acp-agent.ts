@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { isAbsolute, join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import {
@@ -12,6 +11,7 @@ import {
   type RequestPermissionResponse,
   type SessionUpdate,
 } from '@agentclientprotocol/sdk';
+import type { SandboxHands, SandboxProgram } from '../sandbox-hands.ts';
 
 /** How long a program may take to start, answer `initialize` and open (or load) a session. */
 const startTimeoutMs = 120_000;
@@ -19,6 +19,7 @@ const startTimeoutMs = 120_000;
 const stderrTail = 2_000;
 
 export interface AgentProcessOptions {
+  sandbox: SandboxHands;
   /** The command line; a first word that is not a path is looked up in `binDir`. */
   command: string[];
   binDir: string;
@@ -32,11 +33,12 @@ export interface PromptHandlers {
 }
 
 /**
- * One coding-agent program, started in the sandbox and spoken to over ACP on its stdio (the ACP
- * SDK's client). It outlives turns: one session per thread, prompted once per turn.
+ * One coding-agent program, started in the sandbox and spoken to over ACP on its stdio, which the
+ * supervisor relays to this client in the runner (the ACP SDK's). It outlives turns: one session
+ * per thread, prompted once per turn.
  */
 export class AcpAgent {
-  readonly #child: ChildProcess;
+  readonly #child: SandboxProgram;
   readonly #connection: ClientConnection;
   #stderr = '';
   #exited = false;
@@ -47,18 +49,10 @@ export class AcpAgent {
   #sessionId: string | undefined;
   loadSession = false;
 
-  private constructor(options: AgentProcessOptions) {
-    const [program, ...args] = options.command;
-    const file = isAbsolute(program!) ? program! : join(options.binDir, program!);
-    // Its own process group: killing the agent kills what it started too.
-    this.#child = spawn(file, args, {
-      cwd: options.cwd,
-      env: options.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: true,
-    });
-    this.#child.stderr!.setEncoding('utf8');
-    this.#child.stderr!.on('data', (chunk: string) => {
+  private constructor(child: SandboxProgram, program: string) {
+    this.#child = child;
+    this.#child.stderr.setEncoding('utf8');
+    this.#child.stderr.on('data', (chunk: string) => {
       this.#stderr = (this.#stderr + chunk).slice(-stderrTail);
     });
     const app = client()
@@ -71,24 +65,29 @@ export class AcpAgent {
       });
     this.#connection = app.connect(
       ndJsonStream(
-        Writable.toWeb(this.#child.stdin!) as WritableStream<Uint8Array>,
-        Readable.toWeb(this.#child.stdout!) as ReadableStream<Uint8Array>,
+        Writable.toWeb(this.#child.stdin) as WritableStream<Uint8Array>,
+        Readable.toWeb(this.#child.stdout) as ReadableStream<Uint8Array>,
       ),
     );
-    const exited = (why: string) => {
-      if (this.#exited) return;
+    void this.#child.exited.then(({ code, signal }) => {
       this.#exited = true;
-      this.#failure = `${why}${this.#stderrNote()}`;
+      this.#failure = `${program} exited (${signal ?? `code ${code}`})${this.#stderrNote()}`;
       this.#connection.close(new Error(this.#failure));
       this.#exit.resolve();
-    };
-    this.#child.on('error', (error) => exited(`cannot start ${program}: ${error.message}`));
-    this.#child.on('exit', (code, signal) => exited(`${program} exited (${signal ?? `code ${code}`})`));
+    });
   }
 
   /** Starts the program and shakes hands; rejects with the reason (and its stderr) if it cannot. */
   static async start(options: AgentProcessOptions): Promise<AcpAgent> {
-    const agent = new AcpAgent(options);
+    const [program, ...args] = options.command;
+    const file = isAbsolute(program!) ? program! : join(options.binDir, program!);
+    // Kept by the sandbox: a Stop of a turn leaves it running (its own process group all the same).
+    const child = await options.sandbox
+      .spawn({ argv: [file, ...args], env: options.env, cwd: options.cwd, stdin: true, keep: true })
+      .catch((error: Error) => {
+        throw new Error(`cannot start ${program}: ${error.message}`);
+      });
+    const agent = new AcpAgent(child, program!);
     try {
       const answer = await agent.#timed(
         agent.#connection.agent.request('initialize', {
@@ -202,12 +201,7 @@ export class AcpAgent {
 
   /** Kills the program and everything it started. */
   kill(): void {
-    if (this.#child.pid === undefined) return;
-    try {
-      process.kill(-this.#child.pid, 'SIGKILL');
-    } catch {
-      // Gone already.
-    }
+    this.#child.signal('SIGKILL');
   }
 
   /** Why the program failed, from its last words on stderr. */

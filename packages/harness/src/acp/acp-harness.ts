@@ -38,9 +38,10 @@ export function acpHarness(name: string): Harness {
     const ahead = await waiting?.catch(() => undefined);
     const taken = ahead && (await takeStandbyAgent(name, ahead, input, profile));
     if (taken) return taken;
-    const install = installDir(profile, input.env);
-    const home = agentHome(input.workspaceDir, name);
-    const saved = profile.load_session ? await readSessionId(home) : undefined;
+    const { sandbox, workspaceDir } = input;
+    const install = await installDir(sandbox, profile, input.env);
+    const home = agentHome(workspaceDir, name);
+    const saved = profile.load_session ? await readSessionId(sandbox, workspaceDir, home) : undefined;
     const mcpServers = acpMcpServers(input.mcpServers ?? [], input.env, input.gateway.apiKey);
     const parts = (withTranscript: boolean): LaunchParts => ({
       env: input.env,
@@ -52,6 +53,7 @@ export function acpHarness(name: string): Harness {
       mcpServers,
     });
     const launched = await launchAgent(
+      sandbox,
       profile,
       install,
       home,
@@ -68,10 +70,10 @@ export function acpHarness(name: string): Harness {
     if (saved !== undefined && !loaded) {
       // The saved session is gone: start again, told the conversation so far.
       launched.kill();
-      ready = await launchAgent(profile, install, home, input.workspaceDir, parts(true));
+      ready = await launchAgent(sandbox, profile, install, home, input.workspaceDir, parts(true));
       await ready.openSession(input.workspaceDir, mcpServers, undefined);
     }
-    if (!loaded) await writeSessionId(home, ready.sessionId!);
+    if (!loaded) await writeSessionId(sandbox, workspaceDir, home, ready.sessionId!);
     if (profile.set_model) await ready.setModel(input.model);
     return ready;
   }

@@ -1,11 +1,10 @@
-import { existsSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { McpServer } from '@agentclientprotocol/sdk';
 import type { HarnessProfile } from '@paddock/protocol';
 import { AcpAgent } from './acp-agent.ts';
 import { expand, gatewayUrl, type ProfileValues, prepareHome } from './agent-home.ts';
 import { installKey } from './catalog.ts';
+import type { SandboxHands } from '../sandbox-hands.ts';
 
 /** The program is not there to run: the turn fails with `harness_unavailable`. */
 export class HarnessUnavailable extends Error {}
@@ -23,16 +22,26 @@ export interface LaunchParts {
 }
 
 /** Where the sandbox shows a profile's install; HarnessUnavailable when it is not there. */
-export function installDir(profile: HarnessProfile, env: Record<string, string>): string {
+export async function installDir(
+  sandbox: SandboxHands,
+  profile: HarnessProfile,
+  env: Record<string, string>,
+): Promise<string> {
   const harnessDir = env.PADDOCK_HARNESS_DIR;
   const install = harnessDir ? join(harnessDir, installKey(profile)) : '';
-  if (!install || !existsSync(join(install, 'node_modules')))
-    throw new HarnessUnavailable(`${profile.program} is not installed on this runner`);
+  const installed =
+    install !== '' &&
+    (await sandbox.stat(harnessDir!, join(install, 'node_modules')).then(
+      (found) => found.type === 'directory',
+      () => false,
+    ));
+  if (!installed) throw new HarnessUnavailable(`${profile.program} is not installed on this runner`);
   return install;
 }
 
 /** Writes the program's home as its profile says and starts it, answering `initialize`. */
 export async function launchAgent(
+  sandbox: SandboxHands,
   profile: HarnessProfile,
   install: string,
   home: string,
@@ -48,22 +57,26 @@ export async function launchAgent(
     install,
   };
   const skillsDir = parts.env.PADDOCK_SKILLS_DIR || undefined;
-  await prepareHome(profile, values, {
+  const skills = skillsDir
+    ? (await sandbox.list(skillsDir, '.').catch(() => ({ entries: [] }))).entries.map((entry) => entry.name)
+    : [];
+  await prepareHome(sandbox, profile, values, {
     instructions: parts.instructions,
     transcript: parts.transcript,
     skillsDir,
-    skills: skillsDir ? await readdir(skillsDir).catch(() => []) : [],
+    skills,
   });
   const { PADDOCK_RUN_ID: _run, ...sandboxEnv } = parts.env;
   const env: Record<string, string> = { ...sandboxEnv, HOME: home };
   for (const [key, value] of Object.entries(profile.env)) env[key] = expand(value, values);
   env[profile.token_env] = parts.token;
   if (profile.mcp_servers_env) env[profile.mcp_servers_env] = JSON.stringify(parts.mcpServers);
-  // Node programs find the supervisor's Node before any other.
-  env.PATH = [dirname(process.execPath), join(install, 'node_modules', '.bin'), sandboxEnv.PATH]
+  // Node programs find the sandbox's Node before any other.
+  env.PATH = [sandbox.nodeDir, join(install, 'node_modules', '.bin'), sandboxEnv.PATH]
     .filter(Boolean)
     .join(':');
   return AcpAgent.start({
+    sandbox,
     command: profile.command.map((word) => expand(word, values)),
     binDir: join(install, 'node_modules', '.bin'),
     env,

@@ -9,13 +9,13 @@ import {
   writeThreadEnv,
 } from './agent-home.ts';
 import { conversationText } from './conversation-text.ts';
-import { type GatewayDoor, openGatewayDoor } from './gateway-door.ts';
 import { installDir, launchAgent } from './launch-agent.ts';
 
 /** A program a standby sandbox started ahead of its thread, its session open (D9). */
 export interface StandbyAgent {
   agent: AcpAgent;
-  door: GatewayDoor;
+  /** The port of its gateway door in the sandbox. */
+  door: number;
   profile: HarnessProfile;
   workspaceDir: string;
   home: string;
@@ -29,20 +29,21 @@ export interface StandbyAgent {
  * `writeHomeShellFiles`). The door closes with the program.
  */
 export async function startStandbyAgent(name: string, options: HarnessWarmUp): Promise<StandbyAgent> {
-  const { profile, env, workspaceDir } = options;
-  const install = installDir(profile, env);
+  const { profile, env, workspaceDir, sandbox } = options;
+  const install = await installDir(sandbox, profile, env);
   const home = agentHome(workspaceDir, name);
-  const door = await openGatewayDoor();
+  const door = await sandbox.openDoor();
+  const closeDoor = () => void sandbox.closeDoor(door).catch(() => {});
   try {
-    await writeHomeShellFiles(home);
-    const agent = await launchAgent(profile, install, home, workspaceDir, {
+    await writeHomeShellFiles(sandbox, workspaceDir, home);
+    const agent = await launchAgent(sandbox, profile, install, home, workspaceDir, {
       env: { ...env, BASH_ENV: threadEnvFile(name) },
-      apiUrl: door.url,
+      apiUrl: `http://127.0.0.1:${door}`,
       token: 'standby',
       model: threadAgentModelId,
       mcpServers: [],
     });
-    void agent.exited.then(() => door.close());
+    void agent.exited.then(closeDoor);
     try {
       if (profile.warm_prompt) await warmUpPrompt(agent, workspaceDir);
       await agent.openSession(workspaceDir, [], undefined);
@@ -53,7 +54,7 @@ export async function startStandbyAgent(name: string, options: HarnessWarmUp): P
     }
     return { agent, door, profile, workspaceDir, home };
   } catch (error) {
-    door.close();
+    closeDoor();
     throw error;
   }
 }
@@ -82,9 +83,9 @@ export async function takeStandbyAgent(
     ready.agent.kill();
     return undefined;
   }
-  await writeThreadEnv(threadEnvFile(name), input.env);
-  ready.door.open({ apiUrl: input.env.PADDOCK_API_URL!, token: input.gateway.apiKey });
-  await writeSessionId(ready.home, ready.agent.sessionId!);
+  await writeThreadEnv(input.sandbox, threadEnvFile(name), input.env);
+  await input.sandbox.aimDoor(ready.door, { apiUrl: input.env.PADDOCK_API_URL!, token: input.gateway.apiKey });
+  await writeSessionId(input.sandbox, input.workspaceDir, ready.home, ready.agent.sessionId!);
   return ready.agent;
 }
 

@@ -1,4 +1,3 @@
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { StopReason, TurnResult } from '@paddock/protocol';
 import {
   experimental_createSteering as createSteering,
@@ -21,7 +20,11 @@ export interface AgentLoopOptions {
 
 export const maxSteps = 50;
 
-/** One turn of Paddock's own agent: a model loop over the gateway with the built-in tools. */
+/**
+ * One turn of Paddock's own agent, in the runner's process: a model loop whose every tool runs in the
+ * sandbox (`input.sandbox`) and whose model calls go where `input.models` says (the router, in the
+ * server's own runner).
+ */
 export async function runAgentLoop(
   input: HarnessTurnInput,
   options: AgentLoopOptions,
@@ -32,7 +35,7 @@ export async function runAgentLoop(
     ...(input.mcp ? mcpToolSet(input.mcp, input.signal) : {}),
     // Built-in tools last: an MCP tool cannot take one's name (theirs start with `mcp__`).
     ...createToolSet(
-      { workspaceDir: input.workspaceDir, skillsDir, env: input.env, signal: input.signal },
+      { sandbox: input.sandbox, workspaceDir: input.workspaceDir, skillsDir, env: input.env, signal: input.signal },
       {
         shell: options.shell,
         onOutcome: (reported) => {
@@ -41,12 +44,6 @@ export async function runAgentLoop(
       },
     ),
   };
-  const gateway = createOpenAICompatible({
-    name: 'paddock',
-    baseURL: input.gateway.baseURL,
-    apiKey: input.gateway.apiKey,
-    includeUsage: true,
-  });
   const recorder = createTurnRecorder(input.emit, input.model);
   const steering = input.inbox ? createSteering() : undefined;
   if (steering) {
@@ -56,9 +53,9 @@ export async function runAgentLoop(
       return outcome.type === 'delivered';
     });
   }
-  const system = [options.systemPrompt, await skillCatalog(skillsDir), input.instructions].filter(Boolean);
+  const system = [options.systemPrompt, await skillCatalog(input.sandbox, skillsDir), input.instructions].filter(Boolean);
   const result = streamText({
-    model: gateway.chatModel(input.model),
+    model: input.models(input.model),
     instructions: system.join('\n\n'),
     messages: input.messages,
     temperature: input.modelSettings?.temperature,

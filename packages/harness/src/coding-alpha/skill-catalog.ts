@@ -1,19 +1,29 @@
-import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { skillFrontMatter } from '@paddock/protocol';
+import type { SandboxHands } from '../sandbox-hands.ts';
+
+/** A SKILL.md longer than this is not read for its front matter. */
+const maxSkillFileBytes = 256 * 1024;
 
 /**
  * The system instructions' part on the thread's skills (D14): each skill's name, description and
- * the path of its SKILL.md, read from `$PADDOCK_SKILLS_DIR/<slug>/SKILL.md`. None when the sandbox
- * has no skills.
+ * the path of its SKILL.md, read in the sandbox from `$PADDOCK_SKILLS_DIR/<slug>/SKILL.md`. None
+ * when the sandbox has no skills.
  */
-export async function skillCatalog(skillsDir: string | undefined): Promise<string | undefined> {
+export async function skillCatalog(
+  sandbox: SandboxHands,
+  skillsDir: string | undefined,
+): Promise<string | undefined> {
   if (!skillsDir) return undefined;
-  const slugs = await readdir(skillsDir).catch(() => [] as string[]);
+  const { entries } = await sandbox.list(skillsDir, '.').catch(() => ({ entries: [] }));
   const lines: string[] = [];
-  for (const slug of slugs.sort()) {
+  for (const slug of entries.map((entry) => entry.name).sort()) {
     const file = join(skillsDir, slug, 'SKILL.md');
-    const front = skillFrontMatter(await readFile(file, 'utf8').catch(() => ''));
+    const text = await sandbox
+      .readFile(skillsDir, file, maxSkillFileBytes)
+      .then(({ data }) => data.toString('utf8'))
+      .catch(() => '');
+    const front = skillFrontMatter(text);
     if (front) lines.push(`- ${front.name} (${file}): ${oneLine(front.description)}`);
   }
   if (lines.length === 0) return undefined;

@@ -1,11 +1,12 @@
-import { readFile } from 'node:fs/promises';
 import { tool, zodSchema } from 'ai';
 import { z } from 'zod';
-import { resolveReadablePath } from './skill-paths.ts';
 import type { ToolContext } from './tool-context.ts';
+import { onPath } from './workspace-path.ts';
 
 const defaultLineLimit = 2000;
 const maxChars = 200_000;
+/** What a read takes of a file at most: more than `maxChars` characters of any text. */
+const maxBytes = 4 * maxChars;
 
 /** The tool's input, converted to JSON Schema once per process (not at every model call). */
 const readInput = zodSchema(
@@ -27,11 +28,14 @@ export function readTool(ctx: ToolContext) {
       "Read a text file in the workspace (or a skill's, by its absolute path), optionally a range of lines.",
     inputSchema: readInput,
     execute: async ({ path, offset = 1, limit = defaultLineLimit }) => {
-      const file = await resolveReadablePath(ctx, path);
-      const lines = (await readFile(file, 'utf8')).split('\n');
+      const { data, size } = await onPath(ctx, path, false, (within) =>
+        ctx.sandbox.readFile(within, path, maxBytes),
+      );
+      const lines = data.toString('utf8').split('\n');
       const selected = lines.slice(offset - 1, offset - 1 + limit);
       let text = selected.join('\n');
-      if (text.length > maxChars) text = `${text.slice(0, maxChars)}\n[cut at ${maxChars} characters]`;
+      if (text.length > maxChars || size > data.length)
+        text = `${text.slice(0, maxChars)}\n[cut at ${Math.min(maxChars, text.length)} characters]`;
       const last = offset - 1 + selected.length;
       if (offset > 1 || last < lines.length) {
         text += `\n[lines ${offset}-${last} of ${lines.length}; pass offset to read further]`;

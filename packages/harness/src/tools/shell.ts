@@ -27,6 +27,7 @@ export function shellTool(ctx: ToolContext) {
     inputSchema: shellInput,
     execute: ({ command, timeout_ms }) =>
       runCommand(command, {
+        sandbox: ctx.sandbox,
         cwd: ctx.workspaceDir,
         env: ctx.env,
         signal: ctx.signal,

@@ -1,5 +1,5 @@
-import { lstat, realpath } from 'node:fs/promises';
 import path from 'node:path';
+import type { ToolContext } from './tool-context.ts';
 
 /**
  * A requested path that leaves the workspace (or cannot be judged safely); other errors are the
@@ -7,40 +7,31 @@ import path from 'node:path';
  */
 export class WorkspacePathError extends Error {}
 
+/** The directory a tool's path must stay in: the skills folder for an absolute path under it, else the workspace. */
+export function rootOf(ctx: ToolContext, requested: string, writing: boolean): { within: string; name: string } {
+  const skills = ctx.skillsDir;
+  if (!writing && skills && path.isAbsolute(requested) && isWithin(path.resolve(skills), path.resolve(requested)))
+    return { within: skills, name: 'skills folder' };
+  return { within: ctx.workspaceDir, name: 'workspace' };
+}
+
 /**
- * Resolves a tool's path argument inside the workspace, refusing anything that leaves it: absolute
- * paths elsewhere, `..` escapes, and symlinks whose target lies outside. A path that does not exist
- * yet is judged by its nearest existing ancestor, since that is where it would be created.
+ * Runs a file operation in the sandbox on a tool's path: the supervisor resolves it there, as the
+ * sandbox's user, and refuses a path that leaves its directory (by `..`, an absolute path elsewhere
+ * or a link), which the model reads as this error.
  */
-export async function resolveWorkspacePath(workspaceDir: string, requested: string): Promise<string> {
-  // A NUL byte would be cut by the system call: what is checked would not be what is opened.
-  if (requested.includes('\0'))
-    throw new WorkspacePathError(`path contains a NUL byte: ${JSON.stringify(requested)}`);
-  const root = path.resolve(workspaceDir);
-  const target = path.resolve(root, requested);
-  if (!isWithin(root, target)) throw new WorkspacePathError(`path is outside the workspace: ${requested}`);
-  const realRoot = await realpath(root);
-  let probe = target;
-  for (;;) {
-    try {
-      await lstat(probe);
-    } catch (error) {
-      if (isMissing(error) && probe !== root) {
-        probe = path.dirname(probe);
-        continue;
-      }
-      throw error;
-    }
-    let real: string;
-    try {
-      real = await realpath(probe);
-    } catch {
-      // A dangling or looping symlink: where a write would land cannot be known ahead.
-      throw new WorkspacePathError(`path goes through a broken symlink: ${requested}`);
-    }
-    if (!isWithin(realRoot, real))
-      throw new WorkspacePathError(`path leads outside the workspace through a symlink: ${requested}`);
-    return target;
+export async function onPath<T>(
+  ctx: ToolContext,
+  requested: string,
+  writing: boolean,
+  operation: (within: string) => Promise<T>,
+): Promise<T> {
+  const root = rootOf(ctx, requested, writing);
+  try {
+    return await operation(root.within);
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'path_refused') throw error;
+    throw new WorkspacePathError(`path is outside the ${root.name}: ${requested} (${(error as Error).message})`);
   }
 }
 
@@ -51,10 +42,4 @@ export function isWithin(root: string, candidate: string): boolean {
     relative === '' ||
     (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
   );
-}
-
-/** A missing file, or a path through a non-directory. */
-export function isMissing(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return code === 'ENOENT' || code === 'ENOTDIR';
 }

@@ -1,9 +1,7 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { tool, zodSchema } from 'ai';
 import { z } from 'zod';
 import type { ToolContext } from './tool-context.ts';
-import { resolveWorkspacePath } from './workspace-path.ts';
+import { onPath } from './workspace-path.ts';
 
 /** The tool's input, converted to JSON Schema once per process (not at every model call). */
 const writeInput = zodSchema(
@@ -19,9 +17,7 @@ export function writeTool(ctx: ToolContext) {
       'Create or overwrite a file in the workspace with the given content, creating parent directories.',
     inputSchema: writeInput,
     execute: async ({ path, content }) => {
-      const file = await resolveWorkspacePath(ctx.workspaceDir, path);
-      await mkdir(dirname(file), { recursive: true });
-      await writeFile(file, content);
+      await onPath(ctx, path, true, (within) => ctx.sandbox.writeFile(within, path, content));
       return `wrote ${Buffer.byteLength(content)} bytes to ${path}`;
     },
   });

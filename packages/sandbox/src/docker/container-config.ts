@@ -18,8 +18,13 @@ export interface ContainerConfigInput {
   env: Record<string, string>;
   /** The uid (and gid) everything in the container runs as. */
   uid: number;
+  /**
+   * The supervisor starts as root with only CAP_SETUID and CAP_SETGID and takes `uid` itself (its
+   * `--uid`), so that nothing running as `uid` can trace or signal it.
+   */
+  supervisorDrops?: boolean;
   workspaceDir: string;
-  /** Bound read-only (the project's packages and node_modules under /opt/paddock; see code-paths.ts). */
+  /** Bound read-only (the supervisor and Node under /opt/paddock; see code-paths.ts). */
   code: CodeDir[];
   /** Host path of the runner's API proxy socket, bound at /run/paddock/api.sock. */
   apiSocket?: string;
@@ -49,7 +54,7 @@ export function containerConfig(input: ContainerConfigInput): object {
     Entrypoint: [],
     Cmd: input.command,
     Env: Object.entries(input.env).map(([name, value]) => `${name}=${value}`),
-    User: `${input.uid}:${input.uid}`,
+    User: input.supervisorDrops ? '0:0' : `${input.uid}:${input.uid}`,
     WorkingDir: sandboxPaths.workspace,
     Hostname: 'sandbox',
     AttachStdin: true,
@@ -66,6 +71,7 @@ export function containerConfig(input: ContainerConfigInput): object {
       ReadonlyRootfs: true,
       Tmpfs: { '/tmp': 'rw,nosuid,nodev,mode=1777' },
       CapDrop: ['ALL'],
+      ...(input.supervisorDrops ? { CapAdd: ['SETUID', 'SETGID'] } : {}),
       // No `seccomp=`: the engine's default profile applies (no mount, keyctl, bpf, namespaces, …).
       SecurityOpt: ['no-new-privileges'],
       // docker-init reaps the orphans the agent's commands leave; the supervisor is not pid 1.

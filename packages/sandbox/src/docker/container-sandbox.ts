@@ -1,9 +1,8 @@
 import type { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
-import { toNdjson } from '@paddock/supervisor';
-import type { RunnerCommand, SupervisorMessage } from '../protocol.ts';
 import type { SandboxExit, SandboxProcess } from '../provider.ts';
-import { readyOrDestroyed, SupervisorChannel, withProtocolError } from '../supervisor-channel.ts';
+import { readyOrDestroyed, SupervisorBoot } from '../supervisor-link/supervisor-boot.ts';
+import type { SupervisorClient } from '../supervisor-link/supervisor-client.ts';
 import { demuxStream } from './demux.ts';
 import type { DockerEngine } from './engine.ts';
 
@@ -31,18 +30,19 @@ export async function startContainerSandbox(options: ContainerSandboxOptions): P
     throw error;
   }
   const sandbox = new ContainerSandbox(options, connection);
-  return readyOrDestroyed(sandbox);
+  return readyOrDestroyed(sandbox, sandbox.ready);
 }
 
-/** A supervisor in a container, spoken to in NDJSON over the engine's attach connection. */
+/** A supervisor in a container, spoken to over the engine's attach connection. */
 class ContainerSandbox implements SandboxProcess {
   readonly id: string;
   readonly exited: Promise<SandboxExit>;
-  readonly ready: Promise<void>;
+  readonly ready: Promise<number>;
+  readonly supervisor: SupervisorClient;
   readonly #engine: DockerEngine;
   readonly #containerId: string;
   readonly #connection: Socket;
-  readonly #channel: SupervisorChannel;
+  readonly #boot: SupervisorBoot;
   #destroying: Promise<void> | undefined;
 
   constructor(options: ContainerSandboxOptions, connection: Socket) {
@@ -64,35 +64,23 @@ class ContainerSandbox implements SandboxProcess {
         );
       });
     });
-    this.#channel = new SupervisorChannel({
+    this.#boot = new SupervisorBoot({
       id: this.id,
-      stdout,
-      stderr,
+      input: connection,
+      output: stdout,
+      stderr: [stderr],
       exited,
       bootTimeoutMs: options.bootTimeoutMs,
       onStderr: options.onStderr,
       onProtocolError: () => void this.destroy(),
     });
-    this.exited = exited.then((exit) => withProtocolError(exit, this.#channel.protocolError));
-    this.ready = this.#channel.ready;
+    this.supervisor = this.#boot.client;
+    this.exited = this.#boot.exited;
+    this.ready = this.#boot.ready;
   }
 
   get pid(): number {
-    return this.#channel.pid;
-  }
-
-  send(command: RunnerCommand): void {
-    const connection = this.#connection;
-    if (connection.destroyed || !connection.writable) return;
-    connection.write(toNdjson(command));
-  }
-
-  onMessage(listener: (message: SupervisorMessage) => void): () => void {
-    return this.#channel.onMessage(listener);
-  }
-
-  breakOff(reason: string): void {
-    this.#channel.breakOff(reason);
+    return this.#boot.pid;
   }
 
   destroy(): Promise<void> {

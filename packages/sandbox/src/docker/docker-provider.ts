@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { sandboxPaths } from '../bwrap-args.ts';
-import { bwrapSandboxEnv, loopbackApiUrl } from '../bwrap-env.ts';
-import { type CodeDir, type CodeLayout, sandboxCodeLayout } from '../code-paths.ts';
+import { bwrapSandboxEnv, bwrapSupervisorEnv, loopbackApiUrl } from '../bwrap-env.ts';
+import { type CodeDir, sandboxCodeLayout } from '../code-paths.ts';
 import { harnessCodeDir } from '../harness-dir.ts';
 import { sandboxLimits } from '../limits.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSpec } from '../provider.ts';
@@ -20,8 +20,6 @@ export interface DockerProviderOptions {
   /** The uid (and gid) sandboxes run as when the host process is root. Default 65534. */
   sandboxUid?: number;
   nodePath?: string;
-  /** The code containers see under /opt/paddock; defaults to the project's packages/ and node_modules/. */
-  code?: CodeLayout;
   bootTimeoutMs?: number;
   /** The runner's program cache (ProgramCache's root), shown read-only at /opt/paddock/harnesses. */
   harnessDir?: string;
@@ -34,11 +32,11 @@ export interface DockerProvider extends SandboxProvider {
 
 /**
  * `sandbox_b`: a container per sandbox on a Docker engine, running the same supervisor as the other
- * providers (node and the project's code bound in read-only), with no network but the API proxy.
+ * providers (it and Node bound in read-only), with no network but the API proxy.
  */
 export async function createDockerProvider(options: DockerProviderOptions): Promise<DockerProvider> {
   const { engine, image } = options;
-  const layout = options.code ?? sandboxCodeLayout(options.nodePath ?? process.execPath);
+  const layout = await sandboxCodeLayout(join(options.stateDir, 'supervisor'), options.nodePath ?? process.execPath);
   const asRoot = process.getuid?.() === 0;
   // As for bwrap: views, so the container's mountinfo does not name the checkout.
   const views = await ReadOnlyViews.open(join(options.stateDir, 'views'), asRoot);
@@ -49,16 +47,16 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
   const uid = asRoot ? (options.sandboxUid ?? 65534) : (process.getuid?.() ?? 65534);
   const bootTimeoutMs = options.bootTimeoutMs ?? 30_000;
   const runnerKey = createHash('sha256').update(options.stateDir).digest('hex').slice(0, 16);
-  const command = [
+  const command = (sandboxUid: number) => [
     layout.node,
     layout.supervisor,
-    '--workspace',
-    sandboxPaths.workspace,
-    '--proxy-socket',
+    '--api-socket',
     sandboxPaths.apiSocket,
     '--egress-socket',
     sandboxPaths.egressSocket,
     '--own-pids',
+    // As root, the supervisor takes the sandbox's uid itself, keeping root's real uid out of its reach.
+    ...(asRoot ? ['--uid', String(sandboxUid)] : []),
   ];
 
   await removeLeftovers(engine, runnerKey, options.log);
@@ -68,15 +66,16 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
     isolation: [
       `Docker containers on ${engine.name} from image ${image}`,
       asRoot
-        ? "runs as its workspace's own uid, without capabilities, under the engine's default seccomp profile"
+        ? "runs as its workspace's own uid, without capabilities, under the engine's default seccomp profile; its supervisor keeps root's real uid (only CAP_SETUID and CAP_SETGID), out of that uid's reach"
         : `runs as uid ${uid} without capabilities, under the engine's default seccomp profile`,
-      "Paddock's code read-only at /opt/paddock",
+      "Paddock's supervisor and Node read-only at /opt/paddock, nothing else of Paddock's",
       "no network of its own: the Paddock API, and out by the thread's network policy, through proxy sockets",
       'read-only image; memory, cpu and pids limits of the size (sandbox_b: L)',
     ].join('; '),
     egress: true,
     sharedFolders: false,
     skills: 'bound',
+    nodeDir: layout.nodeDir,
     apiUrlInside: loopbackApiUrl,
     sandboxEnv: (_workspaceDir, env, size) => bwrapSandboxEnv(env, size, options.harnessDir !== undefined),
     async create(spec: SandboxSpec): Promise<SandboxProcess> {
@@ -91,9 +90,10 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
           image,
           id: spec.id,
           runnerKey,
-          command,
-          env: { PATH: '/usr/bin:/bin' },
+          command: command(sandboxUid),
+          env: bwrapSupervisorEnv(),
           uid: sandboxUid,
+          supervisorDrops: asRoot,
           workspaceDir: spec.workspaceDir,
           code,
           apiSocket: spec.apiSocket,

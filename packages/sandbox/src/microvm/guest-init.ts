@@ -26,8 +26,9 @@ export interface GuestInitInput {
 /**
  * The guest's /init (busybox sh, PID 1): loads the virtio and 9p modules, builds the root from the
  * host's shares on a tmpfs (the host's /usr and staged /etc read-only, the project's code read-only
- * at its host paths, the workspace read-write at /workspace), then starts the supervisor as its child
- * under the sandbox uid, its stdin and stdout on the control port, and powers the VM off when it ends.
+ * at its host paths, the workspace read-write at /workspace), then starts the supervisor as its child,
+ * root with only the capabilities to start processes as the sandbox uid (its \`--uid\`), its stdin
+ * and stdout on the control port, and powers the VM off when it ends.
  * The guest has loopback only: the API and egress ports are handed to the supervisor, which serves
  * them on 127.0.0.1 like the bubblewrap sandbox's proxy sockets.
  */
@@ -73,9 +74,9 @@ case $uid in ''|*[!0-9]*) fail "bad uid";; esac
 $B chown $uid:$uid $api $egress
 $B ln -s $api $R/run/paddock/api
 $B ln -s $egress $R/run/paddock/egress
-$B chroot $R /usr/bin/setpriv --reuid=$uid --regid=$uid --clear-groups --inh-caps=-all \\
-  --bounding-set=-all --no-new-privs -- /bin/sh -c 'cd /workspace && exec "$@"' paddock-supervisor \\
-  ${input.command.map(q).join(' ')} 0<>$control 1>&0 2>/dev/console
+$B chroot $R /usr/bin/setpriv --inh-caps=-all --bounding-set=-all,+setuid,+setgid --no-new-privs -- \\
+  /bin/sh -c 'cd /workspace && exec "$@"' paddock-supervisor \\
+  ${input.command.map(q).join(' ')} --uid "$uid" 0<>$control 1>&0 2>/dev/console
 $B poweroff -f
 `;
 }

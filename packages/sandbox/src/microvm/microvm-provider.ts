@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { sandboxPaths } from '../bwrap-args.ts';
 import { bwrapSandboxEnv, loopbackApiUrl } from '../bwrap-env.ts';
 import { startChildSandbox } from '../child-sandbox-process.ts';
-import { type CodeDir, type CodeLayout, sandboxCodeLayout } from '../code-paths.ts';
+import { type CodeDir, sandboxCodeLayout } from '../code-paths.ts';
 import { harnessCodeDir } from '../harness-dir.ts';
 import { sandboxLimits } from '../limits.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSpec } from '../provider.ts';
@@ -27,8 +27,6 @@ export interface MicroVmProviderOptions {
   /** The uid (and gid) QEMU and the guest's supervisor run as when the server is root. Default 65534. */
   sandboxUid?: number;
   nodePath?: string;
-  /** The code the guest sees under /opt/paddock; defaults to the project's packages/ and node_modules/. */
-  code?: CodeLayout;
   /** From QEMU's start to the supervisor's `ready`. Default 60 s (TCG is slow). */
   bootTimeoutMs?: number;
   /** The runner's program cache (ProgramCache's root), shown read-only at /opt/paddock/harnesses. */
@@ -43,9 +41,9 @@ const guestEgressPort = '/run/paddock/egress';
 
 /**
  * `sandbox_f`: each sandbox is a QEMU `microvm` guest with its own kernel. The guest sees the host's
- * /usr, a staged /etc and the project's code read-only over 9p, and the workspace read-write at
+ * /usr, a staged /etc, the supervisor and Node read-only over 9p, and the workspace read-write at
  * /workspace; it has no network device. The supervisor, started by the guest's init, speaks its
- * NDJSON over a virtio-serial port, and a second port carries the API connections to the runner's
+ * frames over a virtio-serial port, and a second port carries the API connections to the runner's
  * proxy. As root, QEMU drops to the sandbox uid once its devices are open, so files the guest
  * writes land as that uid, as in the bubblewrap sandboxes.
  */
@@ -53,7 +51,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
   const { host } = options;
   const asRoot = process.getuid?.() === 0;
   const uid = asRoot ? (options.sandboxUid ?? 65534) : (process.getuid?.() ?? 0);
-  const layout = options.code ?? sandboxCodeLayout(options.nodePath ?? process.execPath);
+  const layout = await sandboxCodeLayout(join(options.stateDir, 'supervisor'), options.nodePath ?? process.execPath);
   const bootTimeoutMs = options.bootTimeoutMs ?? 60_000;
   await mkdir(options.stateDir, { recursive: true });
   const etcDir = join(options.stateDir, 'etc');
@@ -86,17 +84,8 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
       shares: [...staticShares, workspaceShare(''), skillsShare('')],
       uid,
       command: [
-        ...['/usr/bin/env', '-i', 'PATH=/usr/bin:/bin', 'UV_THREADPOOL_SIZE=16'],
-        ...[
-          layout.node,
-          layout.supervisor,
-          '--workspace',
-          sandboxPaths.workspace,
-          '--api-port',
-          guestApiPort,
-          '--egress-port',
-          guestEgressPort,
-        ],
+        ...['/usr/bin/env', '-i', 'PATH=/usr/bin:/bin', 'UV_THREADPOOL_SIZE=16', 'MALLOC_ARENA_MAX=1'],
+        ...[layout.node, layout.supervisor, '--api-port', guestApiPort, '--egress-port', guestEgressPort, '--own-pids'],
       ],
     }),
   );
@@ -105,7 +94,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
   const accel = host.accel === 'kvm' ? 'KVM' : 'TCG software emulation (tests only)';
   const isolation = [
     `micro-VM: QEMU microvm with ${accel}, its own kernel (${host.kernel.version})`,
-    "the host's /usr, a generated /etc, Paddock's code (at /opt/paddock) and the thread's skills (at /skills) read-only and the workspace read-write over 9p",
+    "the host's /usr, a generated /etc, Paddock's supervisor and Node (at /opt/paddock) and the thread's skills (at /skills) read-only and the workspace read-write over 9p",
     "no network device: the Paddock API, and out by the thread's network policy, over virtio-serial ports",
     `S/M/L memory and vCPUs; QEMU under seccomp${asRoot ? ", as its workspace's own uid" : ''}`,
   ].join('; ');
@@ -116,6 +105,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
     egress: true,
     sharedFolders: false,
     skills: 'bound',
+    nodeDir: layout.nodeDir,
     apiUrlInside: loopbackApiUrl,
     sandboxEnv: (_workspaceDir, env, size) => bwrapSandboxEnv(env, size, options.harnessDir !== undefined),
     async create(spec: SandboxSpec): Promise<SandboxProcess> {

@@ -1,4 +1,4 @@
-import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, chmod, lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { stripTypeScriptTypes } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { supervisorEntry, supervisorSourceDir } from '@paddock/supervisor';
@@ -16,7 +16,7 @@ const anySpecifier = /(?:from|import)\s*\(?\s*(['"])([^'"]+)\1/g;
  * a sandbox has Node and this folder, nothing else. Answers the entry file's path.
  */
 export async function buildSupervisor(outDir: string): Promise<string> {
-  await rm(outDir, { recursive: true, force: true });
+  await clearEarlierBuild(outDir);
   for (const source of await sourcesOf(supervisorSourceDir)) {
     const name = relative(supervisorSourceDir, source);
     if (name === 'index.ts') continue;
@@ -31,8 +31,27 @@ export async function buildSupervisor(outDir: string): Promise<string> {
   }
   // ES modules, said once for the folder (Node would otherwise parse each file twice to tell).
   await writeFile(join(outDir, 'package.json'), '{ "type": "module" }\n', { mode: 0o644 });
+  await writeFile(join(outDir, buildMarker), '', { mode: 0o644 });
   await chmod(outDir, 0o755);
   return join(outDir, supervisorEntry.replace(/\.ts$/, '.js'));
+}
+
+/** The file a build leaves in its folder: the only folder a later build removes. */
+const buildMarker = '.paddock-supervisor-build';
+
+/** Removes an earlier build at `outDir`; refuses anything else there (a wrong path must not cost a file). */
+async function clearEarlierBuild(outDir: string): Promise<void> {
+  const found = await lstat(outDir).catch(() => undefined);
+  if (!found) return;
+  const earlier =
+    found.isDirectory() &&
+    ((await readdir(outDir)).length === 0 ||
+      (await access(join(outDir, buildMarker)).then(
+        () => true,
+        () => false,
+      )));
+  if (!earlier) throw new Error(`${outDir} is not an earlier build of the supervisor: not replaced`);
+  await rm(outDir, { recursive: true, force: true });
 }
 
 async function sourcesOf(dir: string): Promise<string[]> {

@@ -11,6 +11,7 @@ export interface RemoteExit {
 export interface ProcessLink {
   writeStdin(proc: number, data: Buffer | undefined, end: boolean): void;
   signal(proc: number, signal: ProcessSignal): void;
+  alive(proc: number): Promise<boolean>;
 }
 
 /**
@@ -52,6 +53,12 @@ export class RemoteProcess {
   /** The exit, once it is known. */
   get exit(): RemoteExit | undefined {
     return this.#exit;
+  }
+
+  /** Whether it still runs, asked of the supervisor: false even before its exit arrives. */
+  async alive(): Promise<boolean> {
+    if (this.#exit !== undefined) return false;
+    return this.#link.alive(this.proc).catch(() => false);
   }
 
   signal(signal: ProcessSignal): void {

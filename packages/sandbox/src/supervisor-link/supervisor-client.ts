@@ -105,6 +105,7 @@ export class SupervisorClient {
         writeStdin: (target, data, end) =>
           this.#send({ op: 'stdin', proc: target, data: data?.toString('base64'), end: end || undefined }),
         signal: (target, signal) => this.#send({ op: 'signal', proc: target, signal }),
+        alive: async (target) => (await this.request({ op: 'proc.alive', proc: target })).alive,
       },
       proc,
     );
@@ -134,6 +135,27 @@ export class SupervisorClient {
 
   stat(within: string, path: string): Promise<SupervisorAnswers['file.stat']> {
     return this.request({ op: 'file.stat', within, path });
+  }
+
+  async remove(within: string, path: string): Promise<void> {
+    await this.request({ op: 'file.remove', within, path });
+  }
+
+  async symlink(within: string, path: string, target: string): Promise<void> {
+    await this.request({ op: 'file.symlink', within, path, target });
+  }
+
+  /** A gateway door in the sandbox (see the protocol's `door.open`); answers its port. */
+  async openDoor(): Promise<number> {
+    return (await this.request({ op: 'door.open' })).port;
+  }
+
+  async aimDoor(port: number, target: { apiUrl: string; token: string }): Promise<void> {
+    await this.request({ op: 'door.aim', port, api_url: target.apiUrl, token: target.token });
+  }
+
+  async closeDoor(port: number): Promise<void> {
+    await this.request({ op: 'door.close', port });
   }
 
   shutdown(): void {

@@ -1,11 +1,13 @@
-import type { McpTool, McpToolbox, McpToolResult } from '@paddock/harness';
+import type { McpTool, McpToolbox, McpToolResult, SandboxHands } from '@paddock/harness';
 import type { McpStatusData, TurnMcpServer } from '@paddock/protocol';
 import type { McpConnection, McpConnectionOptions } from './mcp-connection.ts';
 
-/** What the servers run with: the sandbox's environment and workspace (`configure`). */
+/** What the servers run with: the sandbox, its environment and workspace, and the thread's relay. */
 export interface McpServerContext {
+  sandbox: SandboxHands;
   env: Record<string, string>;
   workspaceDir: string;
+  relay: McpConnectionOptions['relay'];
 }
 
 interface Entry {
@@ -18,23 +20,15 @@ interface Entry {
 }
 
 /**
- * The agent's MCP servers, held by the supervisor for the life of the sandbox: each is started (or
+ * The agent's MCP servers, held by the runner for the life of the sandbox: each is started (or
  * connected) once, the first turn that names it, and again on the next use or turn after it died.
  * Every change of a server's state is reported to the running turn (`mcp.status`), and each turn
  * starts with one report per server. The MCP SDK is loaded only when a turn names a server.
  */
 export class McpServers implements McpToolbox {
   readonly #entries = new Map<string, Entry>();
-  /** A `stdio` server's process belongs to the sandbox, not to the turn that started it (Stop spares it). */
-  readonly #keep: (pid: number) => void;
-  readonly #release: (pid: number) => void;
   #context: McpServerContext | undefined;
   #report: ((status: McpStatusData) => void) | undefined;
-
-  constructor(processes: { keep(pid: number): void; release(pid: number): void }) {
-    this.#keep = (pid) => processes.keep(pid);
-    this.#release = (pid) => processes.release(pid);
-  }
 
   /**
    * A turn begins with these servers: servers it no longer names are closed, the others connected
@@ -55,7 +49,7 @@ export class McpServers implements McpToolbox {
       void this.#disconnect(entry);
     }
     await Promise.all(
-      [...wanted.values()].map((server) => {
+      [...wanted.values()].map(async (server) => {
         let entry = this.#entries.get(server.name);
         if (!entry) {
           entry = {
@@ -71,7 +65,7 @@ export class McpServers implements McpToolbox {
           };
           this.#entries.set(server.name, entry);
         }
-        if (entry.connection?.alive()) {
+        if (await entry.connection?.alive()) {
           report(entry.state);
           return undefined;
         }
@@ -97,7 +91,7 @@ export class McpServers implements McpToolbox {
   ): Promise<McpToolResult> {
     const entry = this.#entries.get(server);
     if (!entry) throw new Error(`no MCP server named ${server}`);
-    if (!entry.connection?.alive()) await this.#restart(entry);
+    if (!(await entry.connection?.alive())) await this.#restart(entry);
     if (!entry.connection) throw new Error(`MCP server ${server} is not connected: ${entry.state.error}`);
     return entry.connection.call(tool, args, signal);
   }
@@ -124,13 +118,11 @@ export class McpServers implements McpToolbox {
         const { openMcpConnection } = await import('./mcp-connection.ts');
         let connection: McpConnection | undefined;
         const options: McpConnectionOptions = {
+          ...context,
           server: entry.server,
-          env: context.env,
-          workspaceDir: context.workspaceDir,
           onLost: () => {
             if (!connection || entry.connection !== connection) return;
             entry.connection = undefined;
-            if (connection.pid !== null) this.#release(connection.pid);
             this.#set(entry, { status: 'failed', tool_count: 0, error: 'the server exited' });
           },
         };
@@ -140,7 +132,6 @@ export class McpServers implements McpToolbox {
           await connection.close();
           return;
         }
-        if (connection.pid !== null) this.#keep(connection.pid);
         entry.connection = connection;
         this.#set(entry, { status: 'connected', tool_count: connection.tools.length, error: null });
       } catch (error) {
@@ -163,7 +154,6 @@ export class McpServers implements McpToolbox {
     const connection = entry.connection;
     entry.connection = undefined;
     if (!connection) return;
-    if (connection.pid !== null) this.#release(connection.pid);
     await connection.close();
   }
 

@@ -1,14 +1,13 @@
-import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type CallToolResult, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { McpTool, McpToolResult } from '@paddock/harness';
+import type { McpTool, McpToolResult, SandboxHands, SandboxProgram } from '@paddock/harness';
 import type { TurnMcpServer } from '@paddock/protocol';
+import { ProgramTransport } from './program-transport.ts';
 
 /**
  * How long a server may take to start and answer `initialize` and its tool listing: long enough for
@@ -27,55 +26,57 @@ export class McpNeedsAuthError extends Error {}
 /** A connected MCP server: its tools, and a way to call them. */
 export interface McpConnection {
   readonly tools: McpTool[];
-  /** The process of a `stdio` server; null for an `http` one. */
-  readonly pid: number | null;
   /**
    * False once a `stdio` server's process has exited, even before its end reached the client (a
    * zombie not yet reaped): a turn starting then starts it again rather than offering a dead server.
    */
-  alive(): boolean;
+  alive(): Promise<boolean>;
   call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpToolResult>;
   close(): Promise<void>;
 }
 
 export interface McpConnectionOptions {
   server: TurnMcpServer;
+  sandbox: SandboxHands;
   /** The sandbox's environment (the tools' env: the agent's secrets, PADDOCK_API_URL, PADDOCK_TOKEN…). */
   env: Record<string, string>;
   workspaceDir: string;
+  /** The thread's MCP relay on the Paddock server, as the runner reaches it, and the thread's token. */
+  relay: { url: (server: string) => string; token: string };
   /** The connection ended without `close` (the server exited, the stream broke). */
   onLost(): void;
 }
 
 /**
- * Connects to one of the agent's MCP servers with the MCP SDK's client and lists its tools. A `stdio`
- * server is started here, in the workspace, with the sandbox's environment and its own `env` over it;
- * an `http` server is reached through the Paddock server's relay for this thread, with the sandbox's
- * thread token (the relay adds the server's stored headers, which never come here).
+ * Connects to one of the agent's MCP servers with the MCP SDK's client, in the runner, and lists its
+ * tools. A `stdio` server is started in the sandbox, in the workspace, with the sandbox's environment
+ * and its own `env` over it, kept across turns; its stdio is relayed by the supervisor. An `http`
+ * server is reached through the Paddock server's relay for this thread, with the thread's token (the
+ * relay adds the server's stored headers, which never come here).
  */
 export async function openMcpConnection(options: McpConnectionOptions): Promise<McpConnection> {
   const { server, env } = options;
   let stderr = '';
   let transport: Transport;
+  let program: SandboxProgram | undefined;
   if (server.transport === 'stdio') {
-    const stdio = new StdioClientTransport({
-      command: server.command,
-      args: server.args,
+    program = await options.sandbox.spawn({
+      argv: [server.command, ...server.args],
       env: { ...env, ...server.env },
       cwd: options.workspaceDir,
-      stderr: 'pipe',
+      stdin: true,
+      keep: true,
     });
-    stdio.stderr?.on('data', (chunk: Buffer) => {
+    program.stderr.on('data', (chunk: Buffer) => {
       stderr = (stderr + chunk.toString('utf8')).slice(-stderrTail);
     });
-    transport = stdio;
+    transport = new ProgramTransport(program);
   } else {
-    const relay = `${env.PADDOCK_API_URL}/v2/threads/${env.PADDOCK_THREAD_ID}/mcp/${encodeURIComponent(server.name)}`;
-    transport = new StreamableHTTPClientTransport(new URL(relay), {
-      requestInit: { headers: { authorization: `Bearer ${env.PADDOCK_TOKEN ?? ''}` } },
+    transport = new StreamableHTTPClientTransport(new URL(options.relay.url(server.name)), {
+      requestInit: { headers: { authorization: `Bearer ${options.relay.token}` } },
     });
   }
-  const client = new Client({ name: 'paddock-sandbox', version: '0.1.0' });
+  const client = new Client({ name: 'paddock-runner', version: '0.1.0' });
   let closing = false;
   let connected = false;
   client.onclose = () => {
@@ -106,11 +107,9 @@ export async function openMcpConnection(options: McpConnectionOptions): Promise<
       }
     }
     connected = true;
-    const pid = transport instanceof StdioClientTransport ? transport.pid : null;
     return {
       tools,
-      pid,
-      alive: () => pid === null || processAlive(pid),
+      alive: async () => (program ? program.alive() : true),
       async call(tool, args, signal) {
         const result = (await client.callTool({ name: tool, arguments: args }, undefined, {
           signal,
@@ -123,6 +122,8 @@ export async function openMcpConnection(options: McpConnectionOptions): Promise<
     };
   } catch (error) {
     await close();
+    // A server that exited at once says why on stderr, which arrives with its exit.
+    if (program) await Promise.race([program.exited, new Promise((resolve) => setTimeout(resolve, 1_000))]);
     if (error instanceof StreamableHTTPError && error.code === 401)
       throw new McpNeedsAuthError('the server needs an authorization the agent does not have');
     throw new Error(describeFailure(error, stderr.trim()));
@@ -154,14 +155,4 @@ function describeFailure(error: unknown, stderr: string): string {
   else reason = error instanceof Error ? error.message : String(error);
   const lastLine = stderr.split('\n').at(-1);
   return lastLine ? `${reason} (stderr: ${lastLine})` : reason;
-}
-
-/** Whether a process runs: it is in /proc and not a zombie. */
-function processAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
 }
