@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gatewayModels } from '@paddock/harness';
+import { testSandboxHands } from '@paddock/testing/supervisor';
 import type { ModelMessage } from 'ai';
 import { runAgentLoop } from '../packages/harness/src/coding-alpha/agent-loop.ts';
 import { percentiles } from './stats.ts';
@@ -30,6 +32,8 @@ export async function measureHarnessOverhead(turns: number) {
   await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve));
   const { port } = model.address() as { port: number };
   const workspaceDir = mkdtempSync(join(tmpdir(), 'paddock-bench-harness-'));
+  // The turns run no tool, but the loop takes the sandbox's hands as a runner gives them.
+  const sandbox = await testSandboxHands();
   const messages: ModelMessage[] = [];
   const toRequest: number[] = [];
   const toChunk: number[] = [];
@@ -44,7 +48,9 @@ export async function measureHarnessOverhead(turns: number) {
           turnId: `bench-${i}`,
           model: 'bench',
           messages: [...messages],
+          models: gatewayModels(`http://127.0.0.1:${port}/v1`, 'bench'),
           gateway: { baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'bench' },
+          sandbox,
           workspaceDir,
           env: { PATH: process.env.PATH ?? '' },
           signal: new AbortController().signal,

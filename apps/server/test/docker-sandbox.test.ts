@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { ThreadEvent } from '@paddock/protocol';
-import { defaultSandboxImage, sandboxCodeLayout } from '@paddock/sandbox';
+import { defaultSandboxImage, nodeInSandbox } from '@paddock/sandbox';
 import { testDatabases } from '@paddock/testing';
 import { ensureTestImage, startTestDockerd, type TestDockerd } from '@paddock/testing/docker';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
@@ -32,7 +32,7 @@ const configDir = mkdtempSync(join(tmpdir(), 'paddock-docker-config-'));
 const config = join(configDir, 'paddock.yaml');
 writeFileSync(config, 'providers:\n  sandbox_b: { enabled: true }\n');
 const projectRoot = resolve(import.meta.dirname, '..', '..', '..');
-const nodeInside = sandboxCodeLayout(process.execPath).node;
+const nodeInside = nodeInSandbox(process.execPath);
 
 /** An address of this host other than loopback, which a sandbox must not reach. */
 const hostAddress =
@@ -117,8 +117,9 @@ describe.skipIf(unavailable !== undefined).each(testDatabases().slice(0, 1))(
         `(echo > /dev/tcp/127.0.0.1/${new URL(server.url).port}) 2>/dev/null && echo reached-server || echo server-unreachable`,
         'test -e /var/run/docker.sock && echo docker-socket || echo no-docker-socket',
         'touch /usr/x 2>/dev/null && echo image-writable || echo image-read-only',
-        'test -r /opt/paddock/packages/harness/package.json && echo code-at-opt-paddock',
-        'touch /opt/paddock/packages/x 2>/dev/null && echo code-writable || echo code-read-only',
+        'test -r /opt/paddock/supervisor/main.js && echo supervisor-at-opt-paddock',
+        'test -e /opt/paddock/node_modules || test -e /opt/paddock/packages || echo no-node-modules',
+        'touch /opt/paddock/supervisor/x 2>/dev/null && echo code-writable || echo code-read-only',
         `test -e ${projectRoot} && echo checkout-visible; grep -c ${projectRoot} /proc/self/mountinfo`,
         'grep Seccomp: /proc/self/status; unshare -Ur true 2>/dev/null && echo userns-allowed',
         'echo "secret=$GREETING"',
@@ -150,7 +151,7 @@ describe.skipIf(unavailable !== undefined).each(testDatabases().slice(0, 1))(
       expect(seen).toContain('server-unreachable');
       expect(seen).toContain('no-docker-socket');
       expect(seen).toContain('image-read-only');
-      expect(seen).toContain('code-at-opt-paddock\ncode-read-only');
+      expect(seen).toContain('supervisor-at-opt-paddock\nno-node-modules\ncode-read-only');
       // The code is at a neutral path, the checkout's named nowhere; the engine's seccomp profile holds.
       expect(seen).toContain('code-read-only\n0\nSeccomp:\t2\n');
       expect(seen).toContain('secret=hello-from-secret');

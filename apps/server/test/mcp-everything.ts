@@ -1,8 +1,8 @@
 import { join } from 'node:path';
+import serverEverything from '@modelcontextprotocol/server-everything/package.json' with { type: 'json' };
 import { ProgramCache, sandboxHarnessDir } from '@paddock/harness';
 import { testHarnessCache } from '@paddock/testing';
 import type { TestServer } from '@paddock/testing/server';
-import serverEverything from '@modelcontextprotocol/server-everything/package.json' with { type: 'json' };
 import { json } from './helpers.ts';
 
 /** The reference MCP server, at the version the project pins, installed as the runner installs programs. */

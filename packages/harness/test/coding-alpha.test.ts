@@ -4,9 +4,10 @@ import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { createModelRouter } from '@paddock/models';
 import { harnesses } from '@paddock/protocol';
 import { startGatewayServer, streamingModel } from '@paddock/testing/gateway';
+import { testSandboxHands } from '@paddock/testing/supervisor';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { harnessProfiles } from '../src/acp/catalog.ts';
-import { getHarness } from '../src/index.ts';
+import { createHarness, gatewayModels } from '../src/index.ts';
 import { isProcessAlive, ofType, runTurn, tempDir, waitForFile } from './turn-helpers.ts';
 
 const scripted = createModelRouter({});
@@ -40,7 +41,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const codingAlpha = getHarness('coding_alpha');
+const codingAlpha = createHarness('coding_alpha');
 
 describe('coding_alpha', () => {
   it('runs ::sh, then streams and records the answer quoting it', async () => {
@@ -210,7 +211,9 @@ describe('coding_alpha', () => {
       model: 'scripted',
       instructions: 'Always answer in French.',
       messages: [{ role: 'user', content: 'hi' }],
+      models: gatewayModels(server.gateway.baseURL, server.gateway.apiKey),
       gateway: server.gateway,
+      sandbox: await testSandboxHands(),
       workspaceDir: await tempDir(),
       env: {},
       signal: new AbortController().signal,
@@ -281,7 +284,7 @@ describe('coding_alpha', () => {
 describe('knowledge_cloud and the other harness names', () => {
   it('runs the same loop without a shell', async () => {
     const workspaceDir = await tempDir();
-    const knowledge = getHarness('knowledge_cloud');
+    const knowledge = createHarness('knowledge_cloud');
     expect(knowledge.name).toBe('knowledge_cloud');
     const turn = await runTurn(knowledge, '::sh echo hi\n::write a.md\n# A\n::end', {
       gateway: server.gateway,
@@ -301,11 +304,11 @@ describe('knowledge_cloud and the other harness names', () => {
     const profiles = harnessProfiles();
     for (const name of harnesses.filter((n) => n !== 'coding_alpha' && n !== 'knowledge_cloud')) {
       const profile = profiles.get(name)!;
-      const noProfile = await runTurn(getHarness(name), 'hi', {
+      const noProfile = await runTurn(createHarness(name), 'hi', {
         gateway: server.gateway,
         workspaceDir: await tempDir(),
       });
-      const notInstalled = await runTurn(getHarness(name), 'hi', {
+      const notInstalled = await runTurn(createHarness(name), 'hi', {
         gateway: server.gateway,
         workspaceDir: await tempDir(),
         profile,
@@ -321,7 +324,7 @@ describe('knowledge_cloud and the other harness names', () => {
         ]);
       }
     }
-    expect(() => getHarness('nope')).toThrow(/unknown harness/);
+    expect(() => createHarness('nope')).toThrow(/unknown harness/);
   });
 });
 

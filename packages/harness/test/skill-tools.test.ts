@@ -1,5 +1,6 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { testSandboxHands } from '@paddock/testing/supervisor';
 import { describe, expect, it } from 'vitest';
 import { skillCatalog } from '../src/coding-alpha/skill-catalog.ts';
 import { listTool } from '../src/tools/list.ts';
@@ -27,18 +28,24 @@ async function skillsContext(): Promise<ToolContext> {
   // A folder without a SKILL.md front matter is no skill.
   await mkdir(join(skillsDir, 'broken'));
   await writeFile(join(skillsDir, 'broken', 'SKILL.md'), '# no front matter\n');
-  return { workspaceDir: await tempDir(), skillsDir, env: {}, signal: new AbortController().signal };
+  return {
+    sandbox: await testSandboxHands(),
+    workspaceDir: await tempDir(),
+    skillsDir,
+    env: {},
+    signal: new AbortController().signal,
+  };
 }
 
 describe('skills for Paddock’s own harnesses', () => {
   it('lists each skill with its name, description and SKILL.md path; none without a skills folder', async () => {
     const ctx = await skillsContext();
-    const catalog = await skillCatalog(ctx.skillsDir);
+    const catalog = await skillCatalog(ctx.sandbox, ctx.skillsDir);
     expect(catalog?.split('\n').slice(1)).toEqual([
       `- lint (${join(ctx.skillsDir!, 'lint', 'SKILL.md')}): Lints the code before a commit.`,
     ]);
-    expect(await skillCatalog(undefined)).toBeUndefined();
-    expect(await skillCatalog(await tempDir('paddock-empty-'))).toBeUndefined();
+    expect(await skillCatalog(ctx.sandbox, undefined)).toBeUndefined();
+    expect(await skillCatalog(ctx.sandbox, await tempDir('paddock-empty-'))).toBeUndefined();
   });
 
   it('read and list open absolute paths under the skills folder, never a link out of it; write stays in the workspace', async () => {

@@ -1,7 +1,7 @@
 import { createModelRouter } from '@paddock/models';
 import { startGatewayServer } from '@paddock/testing/gateway';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { getHarness } from '../src/index.ts';
+import { createHarness } from '../src/index.ts';
 import type { SteeringInbox } from '../src/types.ts';
 import { ofType, runTurn, tempDir } from './turn-helpers.ts';
 
@@ -30,7 +30,7 @@ describe('native steering', () => {
     const steering = inbox();
     const asked = server.bodies.length;
     const workspaceDir = await tempDir();
-    const turn = runTurn(getHarness('coding_alpha'), '::sleep 300\nfirst', {
+    const turn = runTurn(createHarness('coding_alpha'), '::sleep 300\nfirst', {
       gateway: server.gateway,
       workspaceDir,
       inbox: steering.inbox,
@@ -59,7 +59,7 @@ describe('native steering', () => {
   it('answers false for a message that arrives after the turn ended', async () => {
     const steering = inbox();
     const workspaceDir = await tempDir();
-    await runTurn(getHarness('coding_alpha'), 'quick', {
+    await runTurn(createHarness('coding_alpha'), 'quick', {
       gateway: server.gateway,
       workspaceDir,
       inbox: steering.inbox,
@@ -73,7 +73,7 @@ describe('native steering', () => {
     const asked = server.bodies.length;
     const controller = new AbortController();
     const workspaceDir = await tempDir();
-    const turn = runTurn(getHarness('coding_alpha'), '::sleep 200\nfirst', {
+    const turn = runTurn(createHarness('coding_alpha'), '::sleep 200\nfirst', {
       gateway: server.gateway,
       workspaceDir,
       signal: controller.signal,

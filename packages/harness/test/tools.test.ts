@@ -1,16 +1,19 @@
-import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { testSandboxHands } from '@paddock/testing/supervisor';
 import { describe, expect, it } from 'vitest';
 import { editTool } from '../src/tools/edit.ts';
 import { listTool } from '../src/tools/list.ts';
 import { readTool } from '../src/tools/read.ts';
 import { runCommand } from '../src/tools/run-command.ts';
 import type { ToolContext } from '../src/tools/tool-context.ts';
-import { resolveWorkspacePath, WorkspacePathError } from '../src/tools/workspace-path.ts';
+import { WorkspacePathError } from '../src/tools/workspace-path.ts';
+import { writeTool } from '../src/tools/write.ts';
 import { tempDir } from './turn-helpers.ts';
 
 async function context(): Promise<ToolContext> {
   return {
+    sandbox: await testSandboxHands(),
     workspaceDir: await tempDir(),
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
     signal: new AbortController().signal,
@@ -22,17 +25,18 @@ function call<T>(t: { execute?: (input: T, options: never) => unknown }, input: 
   return Promise.resolve(t.execute!(input, { toolCallId: 'test', messages: [], context: {} } as never));
 }
 
-describe('workspace path confinement', () => {
-  it('resolves paths inside the workspace, existing or not', async () => {
-    const { workspaceDir } = await context();
-    expect(await resolveWorkspacePath(workspaceDir, 'a/b/c.txt')).toBe(join(workspaceDir, 'a/b/c.txt'));
-    expect(await resolveWorkspacePath(workspaceDir, join(workspaceDir, 'x'))).toBe(join(workspaceDir, 'x'));
-    expect(await resolveWorkspacePath(workspaceDir, 'a/../b')).toBe(join(workspaceDir, 'b'));
-    expect(await resolveWorkspacePath(workspaceDir, '.')).toBe(workspaceDir);
+describe('workspace path confinement, judged in the sandbox', () => {
+  it('writes paths inside the workspace, existing or not', async () => {
+    const ctx = await context();
+    for (const path of ['a/b/c.txt', join(ctx.workspaceDir, 'x'), 'a/../b'])
+      expect(await call(writeTool(ctx), { path, content: 'in' })).toMatch(/^wrote 2 bytes/);
+    expect(await readFile(join(ctx.workspaceDir, 'a/b/c.txt'), 'utf8')).toBe('in');
+    expect(await readFile(join(ctx.workspaceDir, 'b'), 'utf8')).toBe('in');
   });
 
   it('refuses escapes, outside absolute paths and symlinks that lead out', async () => {
-    const { workspaceDir } = await context();
+    const ctx = await context();
+    const { workspaceDir } = ctx;
     const outside = await tempDir('paddock-outside-');
     await symlink(outside, join(workspaceDir, 'out'));
     await symlink(join(outside, 'missing'), join(workspaceDir, 'dangling'));
@@ -47,11 +51,11 @@ describe('workspace path confinement', () => {
       'dangling',
       'in\0side',
     ]) {
-      await expect(resolveWorkspacePath(workspaceDir, path), path).rejects.toThrow(WorkspacePathError);
+      await expect(call(writeTool(ctx), { path, content: 'x' }), path).rejects.toThrow(WorkspacePathError);
     }
-    expect(await resolveWorkspacePath(workspaceDir, 'in-link/f.txt')).toBe(
-      join(workspaceDir, 'in-link/f.txt'),
-    );
+    expect(await readdir(outside)).toEqual([]);
+    expect(await call(writeTool(ctx), { path: 'in-link/f.txt', content: 'x' })).toMatch(/^wrote/);
+    expect(await readFile(join(workspaceDir, 'inside', 'f.txt'), 'utf8')).toBe('x');
   });
 });
 
@@ -107,6 +111,7 @@ describe('runCommand', () => {
     const cwd = await tempDir();
     const result = await runCommand('echo out; echo err >&2; exit 3', {
       ...base,
+      sandbox: await testSandboxHands(),
       cwd,
       signal: new AbortController().signal,
     });
@@ -119,6 +124,7 @@ describe('runCommand', () => {
     const cwd = await tempDir();
     const result = await runCommand('seq 1 100000', {
       ...base,
+      sandbox: await testSandboxHands(),
       outputLimit: 1024,
       cwd,
       signal: new AbortController().signal,
@@ -133,6 +139,7 @@ describe('runCommand', () => {
     const started = Date.now();
     const result = await runCommand('sleep 30 & sleep 30', {
       ...base,
+      sandbox: await testSandboxHands(),
       timeoutMs: 200,
       cwd,
       signal: new AbortController().signal,
@@ -147,6 +154,7 @@ describe('runCommand', () => {
     const started = Date.now();
     const result = await runCommand('(sleep 5 &) ; echo started', {
       ...base,
+      sandbox: await testSandboxHands(),
       cwd,
       signal: new AbortController().signal,
     });

@@ -2,8 +2,10 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DraftEvent, HarnessProfile, TurnResult } from '@paddock/protocol';
+import { testSandboxHands } from '@paddock/testing/supervisor';
 import type { ModelMessage } from 'ai';
 import { expect, vi } from 'vitest';
+import { gatewayModels } from '../src/gateway-models.ts';
 import type { GatewayAccess, Harness, SteeringInbox } from '../src/types.ts';
 
 export async function tempDir(prefix = 'paddock-harness-'): Promise<string> {
@@ -32,7 +34,10 @@ export async function runTurn(
     turnId: 'turn-1',
     model: options.model ?? 'scripted',
     messages: input,
+    // The loop calls the gateway as a runner of its own does; its tools act through a real supervisor.
+    models: gatewayModels(options.gateway.baseURL, options.gateway.apiKey),
     gateway: options.gateway,
+    sandbox: await testSandboxHands(),
     workspaceDir: options.workspaceDir,
     env: options.env ?? { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: options.workspaceDir },
     signal: options.signal ?? new AbortController().signal,

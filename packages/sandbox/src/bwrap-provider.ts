@@ -52,7 +52,10 @@ export const defaultSandboxUid = 65534;
 export async function createBwrapProvider(options: BwrapProviderOptions): Promise<BwrapProvider> {
   const bwrapPath = options.bwrapPath ?? '/usr/bin/bwrap';
   const setprivPath = options.setprivPath ?? '/usr/bin/setpriv';
-  const layout = await sandboxCodeLayout(join(options.stateDir, 'supervisor'), options.nodePath ?? process.execPath);
+  const layout = await sandboxCodeLayout(
+    join(options.stateDir, 'supervisor'),
+    options.nodePath ?? process.execPath,
+  );
   const asRoot = process.getuid?.() === 0;
   const uid = asRoot ? (options.sandboxUid ?? defaultSandboxUid) : undefined;
   // Its own cgroup parent unless told one (tests): what a crashed predecessor left there is its own.

@@ -10,8 +10,11 @@ export interface ChildSandboxOptions {
   child: ChildProcess;
   bootTimeoutMs: number;
   onStderr?: (text: string) => void;
-  /** Runs just before the process group is killed, while the supervisor's children are still its children. */
-  beforeKill?: (pid: number) => void;
+  /**
+   * Runs just before the process group is killed, while the supervisor's children are still its
+   * children; it has the supervisor's client, which knows the groups it started.
+   */
+  beforeKill?: (pid: number, supervisor: SupervisorClient) => void;
   /** Removes whatever outlives the child's process group (cgroups) and per-boot state. */
   cleanup: () => Promise<void>;
   /** Freezes or thaws everything inside (the provider's freezer cgroup), when the provider can. */
@@ -42,7 +45,7 @@ class ChildSandboxProcess implements SandboxProcess {
   readonly attachShared: ((hostDir: string) => Promise<void>) | undefined;
   readonly #child: ChildProcess;
   readonly #boot: SupervisorBoot;
-  readonly #beforeKill: ((pid: number) => void) | undefined;
+  readonly #beforeKill: ChildSandboxOptions['beforeKill'];
   readonly #cleanup: () => Promise<void>;
   #destroying: Promise<void> | undefined;
 
@@ -105,7 +108,7 @@ class ChildSandboxProcess implements SandboxProcess {
     await this.setFrozen?.(false);
     const pid = this.#child.pid;
     if (pid !== undefined) {
-      this.#beforeKill?.(pid);
+      this.#beforeKill?.(pid, this.supervisor);
       // The group outlives its leader: a supervisor that already exited may have left children in it.
       try {
         process.kill(-pid, 'SIGKILL');

@@ -31,14 +31,19 @@ export async function sandboxCodeLayout(buildDir: string, nodePath: string): Pro
   const main = await buildSupervisor(buildDir);
   const dirs: CodeDir[] = [{ host: buildDir, inside: `${sandboxCodeRoot}/supervisor` }];
   const supervisor = `${sandboxCodeRoot}/supervisor/${basename(main)}`;
+  const node = nodeInSandbox(nodePath);
+  if (!node.startsWith(sandboxCodeRoot)) return { dirs, node, nodeDir: dirname(node), supervisor };
+  dirs.push({ host: dirname(realpathSync(nodePath)), inside: dirname(node) });
+  return { dirs, node, nodeDir: dirname(node), supervisor };
+}
+
+/** Where a sandbox sees the Node binary at `nodePath`: its own path under /usr, else in /opt/paddock/node. */
+export function nodeInSandbox(nodePath: string): string {
   const node = realpathSync(nodePath);
-  if (isUnder('/usr', node)) return { dirs, node, nodeDir: dirname(node), supervisor };
-  dirs.push({ host: dirname(node), inside: `${sandboxCodeRoot}/node` });
-  return { dirs, node: `${sandboxCodeRoot}/node/${basename(node)}`, nodeDir: `${sandboxCodeRoot}/node`, supervisor };
+  return isUnder('/usr', node) ? node : `${sandboxCodeRoot}/node/${basename(node)}`;
 }
 
 function isUnder(dir: string, path: string): boolean {
   const rel = relative(dir, path);
   return rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !rel.startsWith(sep);
 }
-

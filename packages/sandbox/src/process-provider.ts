@@ -53,8 +53,10 @@ export function createProcessProvider(options: ProcessProviderOptions = {}): San
       PADDOCK_WORKSPACE: workspaceDir,
       ...(options.harnessDir === undefined ? {} : { PADDOCK_HARNESS_DIR: options.harnessDir }),
     }),
+    // A later boot builds the supervisor again (a provider outlives the runners that close it).
     async close() {
       const made = await built?.catch(() => undefined);
+      built = undefined;
       if (made) await rm(made.dir, { recursive: true, force: true });
     },
     async create(spec: SandboxSpec): Promise<SandboxProcess> {
@@ -71,8 +73,10 @@ export function createProcessProvider(options: ProcessProviderOptions = {}): San
         child,
         bootTimeoutMs,
         onStderr: spec.onStderr,
-        beforeKill: (pid) => {
+        beforeKill: (pid, supervisor) => {
           for (const descendant of descendantPids(pid)) killQuietly(descendant);
+          // What a process the supervisor started left in its group (a double fork) goes with it.
+          for (const group of supervisor.started) killQuietly(-group);
         },
         cleanup: async () => {},
       });

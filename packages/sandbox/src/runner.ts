@@ -212,6 +212,8 @@ export class Runner {
     this.#timers.get(threadId)?.clear();
     this.#timers.delete(threadId);
     thread.stopping = why?.cutOff ?? true;
+    // The turn running there ends now, as the stop says (its harness is in this process).
+    if (thread.turnId !== undefined) thread.interrupt(thread.turnId);
     // A frozen supervisor cannot read the shutdown: thawed, it ends its programs in its grace.
     await thread.thawToStop();
     await thread.close();

@@ -13,7 +13,12 @@ import { type EgressSettings, egressProxyEnv, SandboxEgress } from './egress/san
 import type { SandboxProcess, SandboxProvider, SandboxSize, SandboxSpec, SkillMount } from './provider.ts';
 import { copySkillFolders } from './skill-copies.ts';
 import { type StandbyOptions, StandbyPool } from './standby-pool.ts';
-import { type EntrypointOutputListener, type SandboxStatus, type ThreadContext, ThreadSandbox } from './thread-sandbox.ts';
+import {
+  type EntrypointOutputListener,
+  type SandboxStatus,
+  type ThreadContext,
+  ThreadSandbox,
+} from './thread-sandbox.ts';
 import { sandboxHands } from './turns/sandbox-hands.ts';
 import { defaultUidRange } from './workspaces/uid-claims.ts';
 import { Workspaces } from './workspaces/workspaces.ts';
@@ -143,7 +148,9 @@ export class SandboxBooter {
           options.provider.sandboxEnv(workspaceDir, this.#egressEnv(), standby.size),
         // A standby's programs need its workspace where its thread will see it: not so where it moves.
         hands: (sandbox) =>
-          options.provider.kind === 'process' ? undefined : sandboxHands(sandbox.supervisor, options.provider.nodeDir),
+          options.provider.kind === 'process'
+            ? undefined
+            : sandboxHands(sandbox.supervisor, options.provider.nodeDir),
         log: this.#log,
       });
       this.#standbys.fill();
@@ -269,7 +276,11 @@ export class SandboxBooter {
    * thread's MCP relay, both reached at the server as this runner reaches it (the API proxy's target,
    * with the path the thread's API URL has).
    */
-  #threadContext(threadId: string, hostEnv: Record<string, string>, env: Record<string, string>): ThreadContext {
+  #threadContext(
+    threadId: string,
+    hostEnv: Record<string, string>,
+    env: Record<string, string>,
+  ): ThreadContext {
     const { host, port } = this.#options.apiTarget;
     const path = hostEnv.PADDOCK_API_URL ? new URL(hostEnv.PADDOCK_API_URL).pathname.replace(/\/$/, '') : '';
     const api = `http://${host.includes(':') ? `[${host}]` : host}:${port}${path}`;

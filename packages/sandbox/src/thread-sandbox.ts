@@ -13,8 +13,8 @@ import type { SandboxExit, SandboxProcess } from './provider.ts';
 import { execute } from './turns/code-run.ts';
 import { runEntrypoint } from './turns/entrypoint.ts';
 import { McpServers } from './turns/mcp/mcp-servers.ts';
-import { harnessesOf } from './turns/sandbox-harnesses.ts';
 import { sandboxHands } from './turns/sandbox-hands.ts';
+import { harnessesOf } from './turns/sandbox-harnesses.ts';
 import { type TurnContext, TurnRunner } from './turns/turn-runner.ts';
 
 export type SandboxStatus = EventData['sandbox.status'];
@@ -150,11 +150,18 @@ export class ThreadSandbox {
     if (this.#turns.turnId !== undefined) {
       return Promise.reject(new Error(`turn ${this.#turns.turnId} is still running in this sandbox`));
     }
-    const turn = this.#turns.run(command, this.#configured(), onEvent);
+    // A deliberate stop ends the turn as the stop says, however the harness ended it.
+    const turn = this.#turns
+      .run(command, this.#configured(), onEvent)
+      .then((result) => (this.stopping === false ? result : this.#resultOfStop()));
     // The sandbox's end ends the turn: its tools would fail one by one, and its account says why.
     const ended = this.#exit.then((exit) => {
       this.#turns.interrupt(command.turn_id);
-      return this.#resultOnExit(exit);
+      return exit.protocolError !== undefined
+        ? sandboxProtocolError()
+        : this.stopping !== false
+          ? this.#resultOfStop()
+          : sandboxExited(`the sandbox exited during the turn (${exitAccount(exit)})`);
     });
     return Promise.race([turn, ended]);
   }
@@ -203,18 +210,16 @@ export class ThreadSandbox {
     return this.#context;
   }
 
-  #resultOnExit(exit: SandboxExit): TurnResult<ModelMessage> {
-    if (exit.protocolError !== undefined) return sandboxProtocolError();
-    if (this.stopping === true) return { stopReason: 'cancelled', messages: [], lastAssistantText: '' };
-    if (this.stopping) {
-      return {
-        stopReason: 'error',
-        messages: [],
-        lastAssistantText: '',
-        error: { ...this.stopping, retryable: false },
-      };
-    }
-    return sandboxExited(`the sandbox exited during the turn (${exitAccount(exit)})`);
+  /** The result of a turn a deliberate stop cut off: cancelled, or the stop's error (a lifetime's end). */
+  #resultOfStop(): TurnResult<ModelMessage> {
+    if (this.stopping === true || this.stopping === false)
+      return { stopReason: 'cancelled', messages: [], lastAssistantText: '' };
+    return {
+      stopReason: 'error',
+      messages: [],
+      lastAssistantText: '',
+      error: { ...this.stopping, retryable: false },
+    };
   }
 }
 

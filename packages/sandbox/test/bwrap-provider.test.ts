@@ -4,21 +4,21 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiProxy, startApiProxy } from '../src/api-proxy.ts';
 import { type BwrapProvider, createBwrapProvider } from '../src/bwrap-provider.ts';
-import { sandboxCodeLayout } from '../src/code-paths.ts';
+import { nodeInSandbox } from '../src/code-paths.ts';
 import { sandboxLimits } from '../src/limits.ts';
 import type { SandboxProcess, SandboxSize } from '../src/provider.ts';
 import { sandboxEtcEntries } from '../src/sandbox-etc.ts';
 import { defaultUidRange } from '../src/workspaces/uid-claims.ts';
 import { Workspaces } from '../src/workspaces/workspaces.ts';
 import { cmdlineOf, pidsWithMarker } from './host-processes.ts';
-import { runScript } from './run-script.ts';
+import { configure, runScript } from './run-script.ts';
 import { makeTempRoot, removeCgroupParent, testCgroupParent } from './temp-root.ts';
 import { startTestServer, type TestServer } from './test-server.ts';
 
 const cgroupMount = '/sys/fs/cgroup';
 const cgroupParent = testCgroupParent('bwrap');
 const projectRoot = join(import.meta.dirname, '..', '..', '..');
-const nodeInside = sandboxCodeLayout(process.execPath).node;
+const nodeInside = nodeInSandbox(process.execPath);
 
 describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
   let root: Awaited<ReturnType<typeof makeTempRoot>>;
@@ -56,7 +56,7 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
         PADDOCK_TOKEN: 'pdk_thr_test',
         ...spec.env,
       };
-      created.send({ type: 'configure', env: provider.sandboxEnv(workspaceDir, env, spec.size ?? 'S') });
+      configure(created, provider.sandboxEnv(workspaceDir, env, spec.size ?? 'S'));
     }
     return created;
   }
@@ -170,19 +170,20 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
     expect(run.stdout).toBe('');
   });
 
-  it("shows Paddock's code at /opt/paddock and names nothing of the host's checkout", async () => {
+  it("shows only the supervisor and Node at /opt/paddock, no node_modules, nothing of the host's checkout", async () => {
     const run = await runScript(
       sandbox,
       [
         `test -e '${projectRoot}' && echo checkout visible`,
-        'test -r /opt/paddock/packages/harness/package.json && echo harness',
-        'test -r /opt/paddock/node_modules/@paddock/harness/package.json && echo linked',
-        'touch /opt/paddock/packages/x 2>/dev/null || echo read-only',
-        'readlink /proc/$PPID/exe',
-        `cat /proc/self/mountinfo /proc/$PPID/cmdline /proc/$PPID/environ | grep -c '${projectRoot}'`,
+        'ls /opt/paddock',
+        'test -r /opt/paddock/supervisor/main.js && echo supervisor',
+        'touch /opt/paddock/supervisor/x 2>/dev/null || echo read-only',
+        `'${nodeInside}' -e 'console.log(process.execPath)'`,
+        'grep -c node_modules /proc/self/mountinfo',
+        `grep -c '${projectRoot}' /proc/self/mountinfo`,
       ].join('; '),
     );
-    expect(run.stdout).toBe(`harness\nlinked\nread-only\n${nodeInside}\n0\n`);
+    expect(run.stdout).toBe(`harnesses\nnode\nsupervisor\nsupervisor\nread-only\n${nodeInside}\n0\n0\n`);
     expect(nodeInside.startsWith('/opt/paddock/') || nodeInside.startsWith('/usr/')).toBe(true);
   });
 
@@ -254,33 +255,24 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
     expect(leaks).toEqual([]);
   });
 
-  it("keeps the secrets out of the supervisor's own environment", async () => {
+  it("keeps the secrets out of the supervisor's own environment, which its processes cannot read", async () => {
     // The script's parent is the supervisor.
     const run = await runScript(
       sandbox,
-      'tr "\\0" " " < /proc/$PPID/cmdline; echo; tr "\\0" "\\n" < /proc/$PPID/environ',
+      'tr "\\0" " " < /proc/$PPID/cmdline; echo; cat /proc/$PPID/environ >/dev/null 2>&1 && echo read || echo refused',
     );
-    const [cmdline, ...environ] = run.stdout.trimEnd().split('\n');
-    expect(cmdline).toContain(
-      'supervisor/main.ts --workspace /workspace --proxy-socket /run/paddock/api.sock',
-    );
-    expect(environ).toContain('PATH=/usr/bin:/bin');
-    expect(run.stdout).not.toContain('s3cret-value');
-    expect(run.stdout).not.toContain('PADDOCK_TOKEN');
-  });
-
-  it('holds commands back until it is configured', async () => {
-    const waiting = await boot({ configure: false });
-    const run = runScript(waiting, 'echo "configured: $MY_SECRET"');
-    const early = await Promise.race([
-      run,
-      new Promise((resolve) => setTimeout(() => resolve('waiting'), 300)),
-    ]);
-    expect(early).toBe('waiting');
-    // Inside, the workspace is /workspace whatever its host path.
-    waiting.send({ type: 'configure', env: provider.sandboxEnv('/unused', { MY_SECRET: 'late' }, 'S') });
-    expect((await run).stdout).toBe('configured: late\n');
-    await waiting.destroy();
+    const [cmdline, environ] = run.stdout.trimEnd().split('\n');
+    expect(cmdline).toContain('supervisor/main.js --api-socket /run/paddock/api.sock');
+    expect(cmdline).not.toContain('s3cret-value');
+    expect(environ).toBe('refused');
+    // Seen from the host (root reads any process's): the supervisors' own environment holds no secret.
+    const supervisors = pidsWithMarker('supervisor/main.js');
+    expect(supervisors.length).toBeGreaterThan(0);
+    for (const pid of supervisors) {
+      const outside = await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => '');
+      expect(outside).not.toContain('s3cret-value');
+      expect(outside).not.toContain('PADDOCK_TOKEN');
+    }
   });
 
   it('has no network but the proxy to the Paddock server', async () => {

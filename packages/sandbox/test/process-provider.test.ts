@@ -9,7 +9,7 @@ import type { SandboxProcess, SandboxProvider } from '../src/provider.ts';
 import { Runner } from '../src/runner.ts';
 import type { SandboxStatus } from '../src/thread-sandbox.ts';
 import { pidsWithMarker } from './host-processes.ts';
-import { runScript } from './run-script.ts';
+import { configure, runScript } from './run-script.ts';
 import { makeTempRoot } from './temp-root.ts';
 import { startTestServer } from './test-server.ts';
 
@@ -33,7 +33,7 @@ describe('process provider', () => {
       PADDOCK_TOKEN: 'pdk_thr_test',
       MY_SECRET: 's3cret',
     };
-    created.send({ type: 'configure', env: provider.sandboxEnv(workspaceDir, env, 'S') });
+    configure(created, provider.sandboxEnv(workspaceDir, env, 'S'));
     return created;
   }
 
@@ -84,7 +84,7 @@ describe('process provider', () => {
       'tr "\\0" " " < /proc/$PPID/cmdline; echo; tr "\\0" "\\n" < /proc/$PPID/environ',
     );
     const [cmdline, ...environ] = run.stdout.trimEnd().split('\n');
-    expect(cmdline).toContain('supervisor/main.ts');
+    expect(cmdline).toContain('supervisor/main.js');
     expect(environ).toEqual(['PATH=/usr/local/bin:/usr/bin:/bin']);
   });
 

@@ -125,6 +125,7 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
       egress: bwrap.egress,
       sharedFolders: bwrap.sharedFolders,
       skills: bwrap.skills,
+      nodeDir: bwrap.nodeDir,
       apiUrlInside: bwrap.apiUrlInside,
       sandboxEnv: bwrap.sandboxEnv,
       close: () => bwrap.close(),
@@ -162,9 +163,9 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
     const workspaceDir = join(root.path, 'workspaces', threadId);
     const entrypoint = [
       'echo "$AGENT_SECRET" > from-entrypoint.txt',
-      // The script's parent is the supervisor.
+      // The script's parent is the supervisor, whose environment its processes cannot read.
       'tr "\\0" " " < /proc/$PPID/cmdline; echo',
-      'tr "\\0" "\\n" < /proc/$PPID/environ',
+      'cat /proc/$PPID/environ > /dev/null 2>&1 && echo environ read || echo environ refused',
     ].join('; ');
     const { output, statuses, tookStandby } = await ensure(threadId, { entrypoint, workspaceDir });
     expect(tookStandby).toBe(true);
@@ -174,8 +175,8 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
     expect(standbyDirs(join(root.path, 'runner'))).not.toContain(standbyId);
 
     const supervisor = output.map((each) => each.text).join('');
-    expect(supervisor).toContain('supervisor/main.ts --workspace /workspace');
-    expect(supervisor).toContain('PATH=/usr/bin:/bin');
+    expect(supervisor).toContain('supervisor/main.js --api-socket /run/paddock/api.sock');
+    expect(supervisor).toContain('environ refused');
     expect(supervisor).not.toContain('sekrit');
     expect(supervisor).not.toContain('pdk_thr_test');
 
@@ -487,7 +488,17 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
   it('ends a turn whose sandbox dies with sandbox_exited, and boots a fresh sandbox next time', async () => {
     const threadId = randomUUID();
     await ensure(threadId);
-    const result = await runner.runTurn(threadId, turnCommand('::sh touch died; kill -9 $PPID'), () => {});
+    // The agent cannot kill its supervisor; the host can (an OOM kill, an operator).
+    const marker = `paddock-dies-${process.pid}-${Date.now()}`;
+    const turn = runner.runTurn(threadId, turnCommand(`::sh exec -a ${marker} sleep 1000`), () => {});
+    for (let i = 0; i < 50 && pidsWithMarker(marker).length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const [command] = pidsWithMarker(marker);
+    const stat = await readFile(`/proc/${command}/stat`, 'utf8');
+    const supervisor = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    process.kill(supervisor, 'SIGKILL');
+    const result = await turn;
     expect(result.stopReason).toBe('error');
     expect(result.error).toMatchObject({ code: 'sandbox_exited', retryable: true });
     expect(runner.isRunning(threadId)).toBe(false);

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, lstat, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSupervisor } from '../src/supervisor-link/build-supervisor.ts';
@@ -169,6 +169,24 @@ describe('the supervisor, as a plain child process', () => {
     expect((await lstat(join(workspace, 'link'))).isFile()).toBe(true);
     expect(await readFile(join(workspace, 'target'), 'utf8')).toBe('kept');
     await expect(client.readFile(workspace, 'missing', 100)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('replaces and removes a link itself, wherever it points, never what it points to', async () => {
+    const outside = await root.dir('linked-outside');
+    await writeFile(join(outside, 'kept.txt'), 'kept');
+    await client.symlink(workspace, 'links/out', outside);
+    expect(await readlink(join(workspace, 'links', 'out'))).toBe(outside);
+    // Made again over the link that leads out (a program's home rewritten at its next start).
+    await client.symlink(workspace, 'links/out', join(outside, 'kept.txt'));
+    expect(await readlink(join(workspace, 'links', 'out'))).toBe(join(outside, 'kept.txt'));
+    await client.remove(workspace, 'links/out');
+    expect(existsSync(join(workspace, 'links', 'out'))).toBe(false);
+    expect(await readFile(join(outside, 'kept.txt'), 'utf8')).toBe('kept');
+    await expect(client.symlink(workspace, '../escape', outside)).rejects.toMatchObject({
+      code: 'path_refused',
+    });
+    await expect(client.remove(workspace, '.')).rejects.toMatchObject({ code: 'path_refused' });
+    await expect(client.remove(workspace, 'way-out/secret')).rejects.toMatchObject({ code: 'path_refused' });
   });
 
   it('leaves nothing half-written when a write fails', async () => {

@@ -1,5 +1,5 @@
 import { lstatSync, realpathSync } from 'node:fs';
-import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 /** A path the request may not use: it leaves its directory, or cannot be judged. */
 export class PathRefused extends Error {
@@ -39,6 +39,18 @@ export function containedPath(within: string, path: string): string {
     if (!isWithin(realRoot, real)) throw new PathRefused(`${path} leads outside ${within} through a link`);
     return target;
   }
+}
+
+/**
+ * The path of an entry to replace or remove itself, a link not followed: the path must stay in
+ * `within` by name, and its parent through links too. The directory itself is no entry of its own.
+ */
+export function containedEntry(within: string, path: string): string {
+  const root = resolve(within);
+  const target = resolve(root, path);
+  if (target === root) throw new PathRefused(`${path} is ${within} itself`);
+  if (!isWithin(root, target)) throw new PathRefused(`${path} is outside ${within}`);
+  return join(containedPath(within, dirname(target)), basename(target));
 }
 
 /** Whether `candidate` is `root` or lies below it (both absolute and normalized). */

@@ -14,9 +14,9 @@ import {
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { SandboxFileEntry, SupervisorAnswers, SupervisorRequest } from '@paddock/protocol';
-import { containedPath, PathRefused } from './contained-path.ts';
+import { containedEntry, containedPath } from './contained-path.ts';
 
 type FileRequest<Op extends string> = Extract<SupervisorRequest, { op: Op }>;
 
@@ -101,16 +101,15 @@ export function statFile(request: FileRequest<'file.stat'>): SupervisorAnswers['
 
 /** Removes what is at the path (a directory with everything in it); nothing there is no error. */
 export function removeFile(request: FileRequest<'file.remove'>): SupervisorAnswers['file.remove'] {
-  const target = containedPath(request.within, request.path);
-  if (target === containedPath(request.within, '.')) throw new PathRefused('the directory itself is not removed');
-  rmSync(target, { recursive: true, force: true });
+  rmSync(containedEntry(request.within, request.path), { recursive: true, force: true });
   return {};
 }
 
 /** A link at the path to `target`, replacing what was there; its parents made. */
 export function makeSymlink(request: FileRequest<'file.symlink'>): SupervisorAnswers['file.symlink'] {
-  const target = containedPath(request.within, request.path);
-  mkdirSync(dirname(target), { recursive: true });
+  const parent = dirname(resolve(request.within, request.path));
+  mkdirSync(containedPath(request.within, parent), { recursive: true });
+  const target = containedEntry(request.within, request.path);
   rmSync(target, { recursive: true, force: true });
   symlinkSync(request.target, target);
   return {};

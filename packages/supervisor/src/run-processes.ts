@@ -93,7 +93,8 @@ export class RunProcesses {
 
   #turnProcesses(turn: Run): number[] {
     const processes = readProcesses();
-    const uid = process.getuid?.();
+    // The sandbox user's processes: the supervisor acts as that user (its effective uid).
+    const uid = process.geteuid?.();
     const verdicts = new Map<number, boolean>();
     // Whether the process, or one of its ancestors, is outside the turn: older than it, or a code run's.
     const outside = (pid: number): boolean => {

@@ -5,8 +5,8 @@ import {
   DockerEngine,
   type EgressSettings,
   Runner,
-  type Workspaces,
   type ThreadModels,
+  type Workspaces,
 } from '@paddock/sandbox';
 import type { Logger } from 'pino';
 import type { SandboxBackend } from './backend.ts';

@@ -5,8 +5,8 @@ import {
   type EgressSettings,
   Runner,
   type StandbyOptions,
-  type Workspaces,
   type ThreadModels,
+  type Workspaces,
 } from '@paddock/sandbox';
 import type { Logger } from 'pino';
 import { StartupError } from '../startup/config.ts';

@@ -30,8 +30,8 @@ import { startSandboxBackends } from './sandbox-backends.ts';
 import { loadSecretKey } from './secret-key.ts';
 import { serverAddress } from './server-address.ts';
 import { composeServices } from './services.ts';
-import { threadModels } from './thread-models.ts';
 import { databaseFailure, listenFailure, prepareDataDir } from './startup-errors.ts';
+import { threadModels } from './thread-models.ts';
 import { openWorkspaces } from './workspaces.ts';
 
 export interface Paddock {

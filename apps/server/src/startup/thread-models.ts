@@ -25,7 +25,11 @@ export function threadModels(router: ModelRouter, services: () => Services): Thr
 }
 
 /** The model with the turn trace's marks: the request made, and the first frame of its stream. */
-function traced(model: Parameters<typeof wrapLanguageModel>[0]['model'], threadId: string, services: Services) {
+function traced(
+  model: Parameters<typeof wrapLanguageModel>[0]['model'],
+  threadId: string,
+  services: Services,
+) {
   return wrapLanguageModel({
     model,
     middleware: {

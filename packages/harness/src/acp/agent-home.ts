@@ -133,7 +133,11 @@ export async function writeThreadEnv(
  * runs `bash -lc`) its profile, and a shell whose stdin is a socket (Node's `pipe` stdio, as Claude
  * Code starts its commands) its `.bashrc`. Both read the thread's environment file.
  */
-export async function writeHomeShellFiles(sandbox: SandboxHands, workspace: string, home: string): Promise<void> {
+export async function writeHomeShellFiles(
+  sandbox: SandboxHands,
+  workspace: string,
+  home: string,
+): Promise<void> {
   const line = '[ -r "$BASH_ENV" ] && . "$BASH_ENV"\n';
   await writeHomeFile(sandbox, workspace, home, '.bash_profile', line);
   await writeHomeFile(sandbox, workspace, home, '.bashrc', line);

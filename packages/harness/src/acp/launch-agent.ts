@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import type { McpServer } from '@agentclientprotocol/sdk';
 import type { HarnessProfile } from '@paddock/protocol';
+import type { SandboxHands } from '../sandbox-hands.ts';
 import { AcpAgent } from './acp-agent.ts';
 import { expand, gatewayUrl, type ProfileValues, prepareHome } from './agent-home.ts';
 import { installKey } from './catalog.ts';
-import type { SandboxHands } from '../sandbox-hands.ts';
 
 /** The program is not there to run: the turn fails with `harness_unavailable`. */
 export class HarnessUnavailable extends Error {}

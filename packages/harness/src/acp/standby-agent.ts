@@ -84,7 +84,10 @@ export async function takeStandbyAgent(
     return undefined;
   }
   await writeThreadEnv(input.sandbox, threadEnvFile(name), input.env);
-  await input.sandbox.aimDoor(ready.door, { apiUrl: input.env.PADDOCK_API_URL!, token: input.gateway.apiKey });
+  await input.sandbox.aimDoor(ready.door, {
+    apiUrl: input.env.PADDOCK_API_URL!,
+    token: input.gateway.apiKey,
+  });
   await writeSessionId(input.sandbox, input.workspaceDir, ready.home, ready.agent.sessionId!);
   return ready.agent;
 }

@@ -35,7 +35,13 @@ export async function runAgentLoop(
     ...(input.mcp ? mcpToolSet(input.mcp, input.signal) : {}),
     // Built-in tools last: an MCP tool cannot take one's name (theirs start with `mcp__`).
     ...createToolSet(
-      { sandbox: input.sandbox, workspaceDir: input.workspaceDir, skillsDir, env: input.env, signal: input.signal },
+      {
+        sandbox: input.sandbox,
+        workspaceDir: input.workspaceDir,
+        skillsDir,
+        env: input.env,
+        signal: input.signal,
+      },
       {
         shell: options.shell,
         onOutcome: (reported) => {
@@ -53,7 +59,11 @@ export async function runAgentLoop(
       return outcome.type === 'delivered';
     });
   }
-  const system = [options.systemPrompt, await skillCatalog(input.sandbox, skillsDir), input.instructions].filter(Boolean);
+  const system = [
+    options.systemPrompt,
+    await skillCatalog(input.sandbox, skillsDir),
+    input.instructions,
+  ].filter(Boolean);
   const result = streamText({
     model: input.models(input.model),
     instructions: system.join('\n\n'),

@@ -24,7 +24,8 @@ export function editTool(ctx: ToolContext) {
     execute: async ({ path, old_string, new_string }) =>
       onPath(ctx, path, true, async (within) => {
         const { data, size } = await ctx.sandbox.readFile(within, path, maxEditBytes);
-        if (size > data.length) throw new Error(`${path} is over ${maxEditBytes} bytes; edit it with the shell`);
+        if (size > data.length)
+          throw new Error(`${path} is over ${maxEditBytes} bytes; edit it with the shell`);
         const text = data.toString('utf8');
         const count = text.split(old_string).length - 1;
         if (count === 0) throw new Error(`old_string was not found in ${path}`);
@@ -35,7 +36,11 @@ export function editTool(ctx: ToolContext) {
         }
         const at = text.indexOf(old_string);
         // Splicing by index, not String.replace, so `$&` and friends in new_string stay literal.
-        await ctx.sandbox.writeFile(within, path, text.slice(0, at) + new_string + text.slice(at + old_string.length));
+        await ctx.sandbox.writeFile(
+          within,
+          path,
+          text.slice(0, at) + new_string + text.slice(at + old_string.length),
+        );
         return `edited ${path}`;
       }),
   });

@@ -30,7 +30,11 @@ export async function runCommand(command: string, options: RunCommandOptions): P
   const { signal } = options;
   if (signal.aborted) throw new Error('cancelled');
   const output = createOutputTail(options.outputLimit);
-  const program = await options.sandbox.spawn({ argv: ['bash', '-c', command], env: options.env, cwd: options.cwd });
+  const program = await options.sandbox.spawn({
+    argv: ['bash', '-c', command],
+    env: options.env,
+    cwd: options.cwd,
+  });
   program.stdout.on('data', output.push);
   program.stderr.on('data', output.push);
   let timedOut = false;

@@ -8,9 +8,18 @@ import type { ToolContext } from './tool-context.ts';
 export class WorkspacePathError extends Error {}
 
 /** The directory a tool's path must stay in: the skills folder for an absolute path under it, else the workspace. */
-export function rootOf(ctx: ToolContext, requested: string, writing: boolean): { within: string; name: string } {
+export function rootOf(
+  ctx: ToolContext,
+  requested: string,
+  writing: boolean,
+): { within: string; name: string } {
   const skills = ctx.skillsDir;
-  if (!writing && skills && path.isAbsolute(requested) && isWithin(path.resolve(skills), path.resolve(requested)))
+  if (
+    !writing &&
+    skills &&
+    path.isAbsolute(requested) &&
+    isWithin(path.resolve(skills), path.resolve(requested))
+  )
     return { within: skills, name: 'skills folder' };
   return { within: ctx.workspaceDir, name: 'workspace' };
 }
@@ -31,7 +40,9 @@ export async function onPath<T>(
     return await operation(root.within);
   } catch (error) {
     if ((error as { code?: unknown }).code !== 'path_refused') throw error;
-    throw new WorkspacePathError(`path is outside the ${root.name}: ${requested} (${(error as Error).message})`);
+    throw new WorkspacePathError(
+      `path is outside the ${root.name}: ${requested} (${(error as Error).message})`,
+    );
   }
 }
 

@@ -36,7 +36,10 @@ export interface DockerProvider extends SandboxProvider {
  */
 export async function createDockerProvider(options: DockerProviderOptions): Promise<DockerProvider> {
   const { engine, image } = options;
-  const layout = await sandboxCodeLayout(join(options.stateDir, 'supervisor'), options.nodePath ?? process.execPath);
+  const layout = await sandboxCodeLayout(
+    join(options.stateDir, 'supervisor'),
+    options.nodePath ?? process.execPath,
+  );
   const asRoot = process.getuid?.() === 0;
   // As for bwrap: views, so the container's mountinfo does not name the checkout.
   const views = await ReadOnlyViews.open(join(options.stateDir, 'views'), asRoot);

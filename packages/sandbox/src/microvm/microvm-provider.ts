@@ -51,7 +51,10 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
   const { host } = options;
   const asRoot = process.getuid?.() === 0;
   const uid = asRoot ? (options.sandboxUid ?? 65534) : (process.getuid?.() ?? 0);
-  const layout = await sandboxCodeLayout(join(options.stateDir, 'supervisor'), options.nodePath ?? process.execPath);
+  const layout = await sandboxCodeLayout(
+    join(options.stateDir, 'supervisor'),
+    options.nodePath ?? process.execPath,
+  );
   const bootTimeoutMs = options.bootTimeoutMs ?? 60_000;
   await mkdir(options.stateDir, { recursive: true });
   const etcDir = join(options.stateDir, 'etc');
@@ -85,7 +88,15 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
       uid,
       command: [
         ...['/usr/bin/env', '-i', 'PATH=/usr/bin:/bin', 'UV_THREADPOOL_SIZE=16', 'MALLOC_ARENA_MAX=1'],
-        ...[layout.node, layout.supervisor, '--api-port', guestApiPort, '--egress-port', guestEgressPort, '--own-pids'],
+        ...[
+          layout.node,
+          layout.supervisor,
+          '--api-port',
+          guestApiPort,
+          '--egress-port',
+          guestEgressPort,
+          '--own-pids',
+        ],
       ],
     }),
   );

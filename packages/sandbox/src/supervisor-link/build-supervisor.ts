@@ -20,7 +20,7 @@ export async function buildSupervisor(outDir: string): Promise<string> {
   for (const source of await sourcesOf(supervisorSourceDir)) {
     const name = relative(supervisorSourceDir, source);
     if (name === 'index.ts') continue;
-    const code = stripTypeScriptTypes(await readFile(source, 'utf8')).replace(tsSpecifier, '$1$2$3.js$2');
+    const code = stripTypes(await readFile(source, 'utf8')).replace(tsSpecifier, '$1$2$3.js$2');
     for (const [, , specifier] of code.matchAll(anySpecifier)) {
       if (!specifier!.startsWith('node:') && !specifier!.startsWith('.'))
         throw new Error(`the supervisor's ${name} imports ${specifier}: it may import only node: builtins`);
@@ -34,6 +34,24 @@ export async function buildSupervisor(outDir: string): Promise<string> {
   await writeFile(join(outDir, buildMarker), '', { mode: 0o644 });
   await chmod(outDir, 0o755);
   return join(outDir, supervisorEntry.replace(/\.ts$/, '.js'));
+}
+
+/**
+ * Node's type stripping: the same Node runs the server's own TypeScript, where it is no longer
+ * experimental, but as a function it still says so once, on stderr, which would be a line in every
+ * server's log. That one warning is not passed on.
+ */
+function stripTypes(source: string): string {
+  const emitWarning = process.emitWarning;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    if (String(warning).includes('stripTypeScriptTypes')) return;
+    (emitWarning as (...args: unknown[]) => void).call(process, warning, ...rest);
+  }) as typeof process.emitWarning;
+  try {
+    return stripTypeScriptTypes(source);
+  } finally {
+    process.emitWarning = emitWarning;
+  }
 }
 
 /** The file a build leaves in its folder: the only folder a later build removes. */

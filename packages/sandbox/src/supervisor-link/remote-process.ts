@@ -70,13 +70,16 @@ export class RemoteProcess {
     (fd === 1 ? this.stdout : this.stderr).write(data);
   }
 
-  /** The supervisor's `exit`, or the link's end (no code, no signal). */
+  /**
+   * The supervisor's `exit`, or the link's end (no code, no signal). `exited` settles a turn of the
+   * event loop later: what the program wrote before it ended reaches the streams' listeners first.
+   */
   ended(exit: RemoteExit): void {
     if (this.#exit !== undefined) return;
     this.#exit = exit;
     this.stdout.end();
     this.stderr.end();
     this.stdin.destroy();
-    this.#settle(exit);
+    setImmediate(() => this.#settle(exit));
   }
 }

@@ -71,6 +71,11 @@ export class SupervisorClient {
   readonly #pending = new Map<number, Pending>();
   readonly #processes = new Map<number, RemoteProcess>();
   readonly #ready = Promise.withResolvers<number>();
+  /**
+   * The pid of every process started, each the leader of a process group of its own (which lives on
+   * while any process in it does): the process provider, whose pids are the host's, kills them all.
+   */
+  readonly started = new Set<number>();
   #next = 1;
   #closed: Error | undefined;
   #stopReading: () => void;
@@ -112,6 +117,7 @@ export class SupervisorClient {
     this.#processes.set(proc, process);
     try {
       process.pid = (await this.request({ op: 'spawn', proc, ...options })).pid;
+      this.started.add(process.pid);
     } catch (error) {
       this.#processes.delete(proc);
       throw error;

@@ -35,7 +35,11 @@ export interface CodeRunContext {
  * workspace as for a script there. bash reads its script as it goes, and the commands in it may read
  * stdin themselves, so it gets the file's path instead. Node is the sandbox's own.
  */
-function commandOf(language: CodeLanguage, program: string, nodeDir: string): { argv: string[]; stdin: boolean } {
+function commandOf(
+  language: CodeLanguage,
+  program: string,
+  nodeDir: string,
+): { argv: string[]; stdin: boolean } {
   if (language === 'bash') return { argv: ['bash', program], stdin: false };
   if (language === 'python3') return { argv: ['python3', '-'], stdin: true };
   return { argv: [`${nodeDir}/node`, '-'], stdin: true };

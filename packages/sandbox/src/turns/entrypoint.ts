@@ -17,7 +17,11 @@ export async function runEntrypoint(
 ): Promise<number> {
   let program: Awaited<ReturnType<SandboxHands['spawn']>>;
   try {
-    program = await hands.spawn({ argv: ['bash', '-c', script], env: context.env, cwd: context.workspaceDir });
+    program = await hands.spawn({
+      argv: ['bash', '-c', script],
+      env: context.env,
+      cwd: context.workspaceDir,
+    });
   } catch (error) {
     onOutput?.('stderr', `cannot start bash: ${(error as Error).message}\n`);
     return 127;

@@ -86,7 +86,9 @@ export class TurnRunner {
       active.steerable = harness.steerable;
       if (!harness.steerable) inbox.close();
       const input = turnInput(command, context, harness, { signal: controller.signal, inbox, emit });
-      const aborted = new Promise<void>((resolve) => controller.signal.addEventListener('abort', () => resolve()));
+      const aborted = new Promise<void>((resolve) =>
+        controller.signal.addEventListener('abort', () => resolve()),
+      );
       // What gets ready outlives the turn (MCP servers, an agent program); a Stop stops the wait.
       const ready = harness.runsMcpServers
         ? harness.prepare?.({ ...input, mcpServers: command.mcp_servers })
@@ -115,7 +117,9 @@ export class TurnRunner {
       if (this.#active === active) this.#active = undefined;
       void begun
         ?.then(() => this.#client.request({ op: 'run.end', marker }))
-        .then(() => (controller.signal.aborted ? this.#client.request({ op: 'run.kill', marker }) : undefined))
+        .then(() =>
+          controller.signal.aborted ? this.#client.request({ op: 'run.kill', marker }) : undefined,
+        )
         .catch(() => {});
     }
   }

@@ -1,7 +1,7 @@
-import type { SandboxProgram } from '@paddock/harness';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { SandboxProgram } from '@paddock/harness';
 
 /**
  * MCP's stdio transport over a program in the sandbox: its stdin and stdout, which the supervisor
