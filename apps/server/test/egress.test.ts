@@ -1,14 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { lookup } from 'node:dns/promises';
-import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import type { EventData } from '@paddock/protocol';
 import { testDatabases } from '@paddock/testing';
 import { startTestServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { agentSpec, allEvents, json, settled } from './helpers.ts';
+import { registryConfig, registryHost } from './registry-config.ts';
 
 /** A host no policy here allows, never reached: the proxy refuses it by name. */
 const outside = 'example.com';
@@ -29,15 +26,8 @@ describe.each(testDatabases().slice(0, 1))(
       allowed = createServer((_request, response) => response.end('hello from the allowed host\n'));
       await new Promise<void>((resolve) => allowed.listen(0, '127.0.0.2', resolve));
       allowedPort = (allowed.address() as AddressInfo).port;
-      registry = new URL(execFileSync('npm', ['config', 'get', 'registry'], { encoding: 'utf8' }).trim())
-        .hostname;
-      // This machine's registry may resolve to an address that is not public (a mirror, a
-      // documentation range behind a proxy): the deployment allows exactly those, as one with a
-      // private mirror would, and the test server's.
-      const addresses = (await lookup(registry, { all: true })).map((a) => a.address);
-      const config = join(process.env.TMPDIR ?? '/tmp', `paddock-egress-${process.pid}.yaml`);
-      writeFileSync(config, JSON.stringify({ network: { allow_addresses: [...addresses, '127.0.0.2'] } }));
-      server = await startTestServer(database, { PADDOCK_CONFIG: config });
+      registry = registryHost();
+      server = await startTestServer(database, { PADDOCK_CONFIG: await registryConfig('egress', ['127.0.0.2']) });
     });
     afterAll(async () => {
       await server?.close();
@@ -102,7 +92,8 @@ describe.each(testDatabases().slice(0, 1))(
           body: {
             agent: agentSpec({
               mcp_servers: [
-                { name: 'memory', command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'] },
+                // A command line, as the spec gives a server only `command`.
+                { name: 'memory', command: 'npx -y @modelcontextprotocol/server-memory' },
               ],
             }),
             input: '::call mcp__memory__read_graph {}',

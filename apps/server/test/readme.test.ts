@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registryConfig } from './registry-config.ts';
 
 /**
  * The README is executable: its ```sh blocks run in order, in one bash session with a clean
@@ -204,6 +205,9 @@ describe('README', () => {
       // npm's cache: the same packages, without downloading them again.
       npm_config_cache: process.env.npm_config_cache ?? join(homedir(), '.npm'),
       npm_config_prefer_offline: 'true',
+      // The MCP example's sandbox installs its server from this machine's npm registry, which may
+      // resolve to an address that is not public: allowed here as a deployment with a mirror would.
+      PADDOCK_CONFIG: await registryConfig('readme'),
     };
     const { code, output } = await run(scriptFile, { cwd: repo, env }, scriptGroup);
     const last = output.lastIndexOf('@@ README block at line ');

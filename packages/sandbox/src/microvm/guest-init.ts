@@ -71,7 +71,6 @@ egress=$(port ${guestPorts.egress}) || fail "no egress port"
 uid=${uid}
 for a in $($B cat /proc/cmdline); do case $a in paddock.uid=*) uid=\${a#paddock.uid=};; esac; done
 case $uid in ''|*[!0-9]*) fail "bad uid";; esac
-$B chown $uid:$uid $api $egress
 $B ln -s $api $R/run/paddock/api
 $B ln -s $egress $R/run/paddock/egress
 $B chroot $R /usr/bin/setpriv --inh-caps=-all --bounding-set=-all,+setuid,+setgid --no-new-privs -- \\

@@ -42,6 +42,8 @@ export class SupervisorBoot {
     this.client = new SupervisorClient({
       input: options.input,
       output: options.output,
+      // What the supervisor says of itself (a door that did not open) goes where its stderr goes.
+      onLog: (level, message) => options.onStderr?.(`${level}: ${message}\n`),
       onProtocolError: (reason) => {
         this.#protocolError = reason;
         options.onProtocolError();
