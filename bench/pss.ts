@@ -30,12 +30,25 @@ export function pssMiB(match: (cmdline: string) => boolean): number[] {
  * (`…:memory:/paddock/<runner>/<sandbox>`, bubblewrap's). A standby keeps its name when a thread
  * takes it over, so the standby not yet taken is counted too; the launchers are not sandboxes.
  */
-export function sandboxPssMiB(): number[] {
+export function sandboxPssMiB(counted: (cmdline: string) => boolean = () => true): number[] {
   const sandboxes = new Map<string, number>();
   for (const pid of pids()) {
     const group = /:memory:\/paddock\/[^/]+\/((?!launcher-)[^/]+)$/m.exec(read(`/proc/${pid}/cgroup`))?.[1];
-    const value = group ? pss(pid) : undefined;
-    if (group && value !== undefined) sandboxes.set(group, (sandboxes.get(group) ?? 0) + value);
+    const value = group && counted(read(`/proc/${pid}/cmdline`)) ? pss(pid) : undefined;
+    if (group) sandboxes.set(group, (sandboxes.get(group) ?? 0) + (value ?? 0));
   }
   return [...sandboxes.values()];
+}
+
+/**
+ * What Paddock itself holds in each live sandbox: bubblewrap's init and the supervisor, and none of
+ * the program it runs (a coding agent) or that program's children.
+ */
+export function supervisorPssMiB(): number[] {
+  const own = (cmdline: string) =>
+    /^[^\0]*\/bwrap\0/.test(cmdline) || cmdline.includes('/supervisor/main.js\0');
+  const all = sandboxPssMiB();
+  const supervisors = sandboxPssMiB(own);
+  // Only the sandboxes that run a program of their own.
+  return supervisors.filter((value, i) => all[i]! - value > 1);
 }

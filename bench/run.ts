@@ -2,12 +2,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { testHarnessCache } from '../packages/testing/src/harness-cache.ts';
+import { bareNodePss } from './bare-node-pss.ts';
 import { measureHarnessOverhead } from './harness-overhead.ts';
+import { hundredThreads } from './hundred-threads.ts';
 import { measureIngest } from './ingest.ts';
 import { measureDelivery } from './nodes.ts';
 import { type Peer, peerLatency, peerVersion, startPeer } from './peer.ts';
 import { freePort, requestRate, start, waitForHttp } from './processes.ts';
-import { sandboxPssMiB } from './pss.ts';
+import { sandboxPssMiB, supervisorPssMiB } from './pss.ts';
 import { measureSandboxBoot } from './sandbox-boot.ts';
 import { percentiles } from './stats.ts';
 import { createLatency, firstChunkLatency, harnessLatency } from './turn-latency.ts';
@@ -85,6 +87,8 @@ async function warmCreateLatency(harness: string): Promise<number[]> {
   }
 }
 
+/** Everything measured on the main server, printed with the burst's figures at the end. */
+let report: Record<string, unknown> = {};
 const server = await startServer('server');
 const { base, token } = server;
 let peer: Peer | null = null;
@@ -94,11 +98,16 @@ try {
   const latency = await firstChunkLatency(base, token, rounds);
   // Every thread the rounds made has its sandbox alive and idle now.
   const idleSandboxPss = percentiles(sandboxPssMiB());
+  // The floor of anything Node-based that stays resident, beside them.
+  const bareNode = await bareNodePss();
   const peerMeasured = peer && (await peerLatency(peer, rounds));
   const agents: Record<string, unknown> = {};
   for (const harness of benchHarnesses) {
     const measured = await harnessLatency(base, token, harness, harnessRounds);
+    // Paddock's own part of the program's sandboxes (bwrap's init and the supervisor), after a turn.
+    const supervisorPss = percentiles(supervisorPssMiB());
     agents[harness] = {
+      supervisor_pss_mib: supervisorPss,
       create_to_first_chunk_ms: {
         cold: percentiles(measured.create),
         warm: percentiles(await warmCreateLatency(harness)),
@@ -136,50 +145,55 @@ try {
       idlePss: percentiles(peerMeasured.idlePss),
     };
     const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
-    process.stdout.write(
-      `${JSON.stringify(
-        {
-          sandbox_boot_ms: { provider: boot.provider, ...percentiles(boot.samples) },
-          create_to_first_chunk_ms: figures.create,
-          create_to_first_chunk_back_to_back_ms: figures.burst,
-          follow_up_to_first_chunk_ms: figures.followUp,
-          idle_sandbox_pss_mib: idleSandboxPss,
-          built_in_harness: harnessOverhead,
-          coding_agents: agents,
-          ingest,
-          stream_delivery: delivery,
-          get_thread: {
-            paddock_rps: Math.round(paddockRate),
-            bare_node_http_rps: Math.round(bareRate),
-            ratio: ratio(paddockRate, bareRate),
-          },
-          peer: peerFigures && {
-            runtime: `sandbox-agent ${peerVersion} (npm @sandbox-agent/cli) driving bench/peer-agent.ts`,
-            create_to_first_chunk_ms: peerFigures.create,
-            create_to_first_chunk_back_to_back_ms: peerFigures.burst,
-            follow_up_to_first_chunk_ms: peerFigures.followUp,
-            idle_agent_pss_mib: peerFigures.idlePss,
-            get_health: { rps: Math.round(peerRate), ratio_to_bare_node_http: ratio(peerRate, bareRate) },
-          },
-          // Paddock's figure over the peer's, from the same run: below 1 Paddock is faster or
-          // smaller, except the request rate, where above 1 it serves more.
-          paddock_over_peer: peerFigures && {
-            create_p50: ratio(figures.create.p50, peerFigures.create.p50),
-            create_back_to_back_p95: ratio(figures.burst.p95, peerFigures.burst.p95),
-            follow_up_p50: ratio(figures.followUp.p50, peerFigures.followUp.p50),
-            idle_memory_p50: ratio(idleSandboxPss.p50, peerFigures.idlePss.p50),
-            authenticated_get_rps: ratio(paddockRate, peerRate),
-          },
-        },
-        null,
-        2,
-      )}\n`,
-    );
+    report = {
+      sandbox_boot_ms: { provider: boot.provider, ...percentiles(boot.samples) },
+      create_to_first_chunk_ms: figures.create,
+      create_to_first_chunk_back_to_back_ms: figures.burst,
+      follow_up_to_first_chunk_ms: figures.followUp,
+      idle_sandbox_pss_mib: idleSandboxPss,
+      idle_bare_node_pss_mib: bareNode,
+      idle_sandbox_over_bare_node: ratio(idleSandboxPss.p50, bareNode.p50),
+      built_in_harness: harnessOverhead,
+      coding_agents: agents,
+      ingest,
+      stream_delivery: delivery,
+      get_thread: {
+        paddock_rps: Math.round(paddockRate),
+        bare_node_http_rps: Math.round(bareRate),
+        ratio: ratio(paddockRate, bareRate),
+      },
+      peer: peerFigures && {
+        runtime: `sandbox-agent ${peerVersion} (npm @sandbox-agent/cli) driving bench/peer-agent.ts`,
+        create_to_first_chunk_ms: peerFigures.create,
+        create_to_first_chunk_back_to_back_ms: peerFigures.burst,
+        follow_up_to_first_chunk_ms: peerFigures.followUp,
+        idle_agent_pss_mib: peerFigures.idlePss,
+        get_health: { rps: Math.round(peerRate), ratio_to_bare_node_http: ratio(peerRate, bareRate) },
+      },
+      // Paddock's figure over the peer's, from the same run: below 1 Paddock is faster or
+      // smaller, except the request rate, where above 1 it serves more.
+      paddock_over_peer: peerFigures && {
+        create_p50: ratio(figures.create.p50, peerFigures.create.p50),
+        create_back_to_back_p95: ratio(figures.burst.p95, peerFigures.burst.p95),
+        follow_up_p50: ratio(figures.followUp.p50, peerFigures.followUp.p50),
+        idle_memory_p50: ratio(idleSandboxPss.p50, peerFigures.idlePss.p50),
+        authenticated_get_rps: ratio(paddockRate, peerRate),
+      },
+    };
   } finally {
     bare.kill();
   }
 } finally {
   await peer?.stop();
   await server.stop();
+}
+
+// A hundred threads at once, on a server of their own (the sandboxes counted are theirs alone).
+const burst = await startServer('hundred');
+try {
+  const hundred = await hundredThreads(burst.base, burst.token);
+  process.stdout.write(`${JSON.stringify({ ...report, hundred_threads_at_once: hundred }, null, 2)}\n`);
+} finally {
+  await burst.stop();
   rmSync(dataDir, { recursive: true, force: true });
 }

@@ -27,7 +27,9 @@ describe.each(testDatabases().slice(0, 1))(
       await new Promise<void>((resolve) => allowed.listen(0, '127.0.0.2', resolve));
       allowedPort = (allowed.address() as AddressInfo).port;
       registry = registryHost();
-      server = await startTestServer(database, { PADDOCK_CONFIG: await registryConfig('egress', ['127.0.0.2']) });
+      server = await startTestServer(database, {
+        PADDOCK_CONFIG: await registryConfig('egress', ['127.0.0.2']),
+      });
     });
     afterAll(async () => {
       await server?.close();

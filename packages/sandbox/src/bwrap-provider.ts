@@ -86,8 +86,7 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
   // Fixed paths only: launchers are spawned before the spec of their sandbox is known. As root, the
   // supervisor takes the sandbox's uid itself, keeping root's real uid out of its user's reach.
   const supervisorCommand = [
-    layout.node,
-    layout.supervisor,
+    ...layout.command,
     '--api-socket',
     sandboxPaths.apiSocket,
     '--egress-socket',

@@ -18,34 +18,37 @@ const link = { input: process.stdin, output: process.stdout };
 const frames = new FrameWriter(link.output);
 // Opened as root too (a micro-VM's ports), and before the first request: the first process started
 // finds them.
-await openDoors(flags).catch((error: unknown) => {
-  frames.send({ ev: 'log', level: 'error', message: `the sandbox's doors did not open: ${String(error)}` });
-});
-const user = becomeSandboxUser(flags.uid);
-const runs = new RunProcesses({ ownPids: flags.ownPids });
-const processes = new Processes(frames, user, runs);
-const parts = { frames, processes, runs, shutdown: stop };
+void openDoors(flags)
+  .catch((error: unknown) => {
+    frames.send({ ev: 'log', level: 'error', message: `the sandbox's doors did not open: ${String(error)}` });
+  })
+  .then(serve);
 
-// A write to a runner that is gone fails with EPIPE; there is no one left to serve.
-link.output.on('error', () => stop());
-link.input.on('end', () => stop());
-process.on('uncaughtException', (error) => {
-  frames.send({ ev: 'log', level: 'error', message: `supervisor: ${error.stack ?? error.message}` });
-});
-
-readLines(link.input, (line) => {
-  let request: SupervisorRequest;
-  try {
-    request = JSON.parse(line) as SupervisorRequest;
-  } catch {
-    frames.send({ ev: 'log', level: 'warn', message: `unparsable request: ${line.slice(0, 200)}` });
-    return;
-  }
-  serveRequest(request, parts);
-});
-frames.send({ ev: 'ready', pid: process.pid });
-
-function stop(): never {
-  processes.killAll();
-  process.exit(0);
+/** Takes the sandbox's user and serves the runner's requests until its link ends. */
+function serve(): void {
+  const user = becomeSandboxUser(flags.uid);
+  const runs = new RunProcesses({ ownPids: flags.ownPids });
+  const processes = new Processes(frames, user, runs);
+  const stop = (): never => {
+    processes.killAll();
+    process.exit(0);
+  };
+  const parts = { frames, processes, runs, shutdown: stop };
+  // A write to a runner that is gone fails with EPIPE; there is no one left to serve.
+  link.output.on('error', () => stop());
+  link.input.on('end', () => stop());
+  process.on('uncaughtException', (error) => {
+    frames.send({ ev: 'log', level: 'error', message: `supervisor: ${error.stack ?? error.message}` });
+  });
+  readLines(link.input, (line) => {
+    let request: SupervisorRequest;
+    try {
+      request = JSON.parse(line) as SupervisorRequest;
+    } catch {
+      frames.send({ ev: 'log', level: 'warn', message: `unparsable request: ${line.slice(0, 200)}` });
+      return;
+    }
+    serveRequest(request, parts);
+  });
+  frames.send({ ev: 'ready', pid: process.pid });
 }

@@ -62,7 +62,3 @@ export function readLines(
   stream.on('data', onData);
   return stop;
 }
-
-export function toNdjson(value: unknown): string {
-  return `${JSON.stringify(value)}\n`;
-}

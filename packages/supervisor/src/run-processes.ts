@@ -1,13 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 
 /** The variable every process a turn or code run starts inherits: which run started it. */
 export const runIdVariable = 'PADDOCK_RUN_ID';
-
-/** The environment of a run's processes: `env` with the run's marker. */
-export function withRun(env: Record<string, string>, run: Run): Record<string, string> {
-  return { ...env, [runIdVariable]: run.marker };
-}
 
 /** A turn or a code run: its marker, and when it began and ended in clock ticks since boot. */
 export interface Run {
@@ -62,8 +56,8 @@ export class RunProcesses {
     this.#kept.delete(pid);
   }
 
-  /** A run begins now; its processes get `withRun(env, run)` (the runner's marker, or one made here). */
-  begin(kind: Run['kind'], marker = `${kind}-${randomBytes(12).toString('hex')}`): Run {
+  /** A run begins now; its processes carry the runner's `marker` in their environment (`withRun`). */
+  begin(kind: Run['kind'], marker: string): Run {
     const run: Run = { kind, marker, startTicks: bootTicks() };
     if (kind === 'code') this.#codeRuns.set(run.marker, run);
     return run;

@@ -51,8 +51,7 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
   const bootTimeoutMs = options.bootTimeoutMs ?? 30_000;
   const runnerKey = createHash('sha256').update(options.stateDir).digest('hex').slice(0, 16);
   const command = (sandboxUid: number) => [
-    layout.node,
-    layout.supervisor,
+    ...layout.command,
     '--api-socket',
     sandboxPaths.apiSocket,
     '--egress-socket',

@@ -88,15 +88,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
       uid,
       command: [
         ...['/usr/bin/env', '-i', 'PATH=/usr/bin:/bin', 'UV_THREADPOOL_SIZE=16', 'MALLOC_ARENA_MAX=1'],
-        ...[
-          layout.node,
-          layout.supervisor,
-          '--api-port',
-          guestApiPort,
-          '--egress-port',
-          guestEgressPort,
-          '--own-pids',
-        ],
+        ...[...layout.command, '--api-port', guestApiPort, '--egress-port', guestEgressPort, '--own-pids'],
       ],
     }),
   );

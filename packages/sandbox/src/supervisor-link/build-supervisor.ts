@@ -2,15 +2,16 @@ import { access, chmod, lstat, mkdir, readdir, readFile, rm, writeFile } from 'n
 import { stripTypeScriptTypes } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { supervisorEntry, supervisorSourceDir } from '@paddock/supervisor';
+import { toCommonJs } from './to-common-js.ts';
 
 /** A relative import of a TypeScript module, as the supervisor's sources write them. */
 const tsSpecifier = /((?:from|import)\s*\(?\s*)(['"])(\.{1,2}\/[^'"]+)\.ts\2/g;
-/** Every module specifier a built file names. */
-const anySpecifier = /(?:from|import)\s*\(?\s*(['"])([^'"]+)\1/g;
+/** Every module a built file requires. */
+const anySpecifier = /\brequire\((['"])([^'"]+)\1\)/g;
 
 /**
  * Builds the supervisor a sandbox runs: its TypeScript with the types stripped (Node's own
- * stripping, so no build tool), as plain JavaScript in `outDir`, which a provider shows read-only
+ * stripping, so no build tool), as plain CommonJS in `outDir`, which a provider shows read-only
  * in the sandbox. Type stripping at run time would load a WebAssembly compiler into every sandbox
  * (some 13 MiB each). Refuses a source that imports anything but Node's builtins and its own files:
  * a sandbox has Node and this folder, nothing else. Answers the entry file's path.
@@ -20,7 +21,10 @@ export async function buildSupervisor(outDir: string): Promise<string> {
   for (const source of await sourcesOf(supervisorSourceDir)) {
     const name = relative(supervisorSourceDir, source);
     if (name === 'index.ts') continue;
-    const code = stripTypes(await readFile(source, 'utf8')).replace(tsSpecifier, '$1$2$3.js$2');
+    const code = toCommonJs(
+      stripTypes(await readFile(source, 'utf8')).replace(tsSpecifier, '$1$2$3.js$2'),
+      name,
+    );
     for (const [, , specifier] of code.matchAll(anySpecifier)) {
       if (!specifier!.startsWith('node:') && !specifier!.startsWith('.'))
         throw new Error(`the supervisor's ${name} imports ${specifier}: it may import only node: builtins`);
@@ -29,8 +33,8 @@ export async function buildSupervisor(outDir: string): Promise<string> {
     await mkdir(dirname(target), { recursive: true, mode: 0o755 });
     await writeFile(target, code, { mode: 0o644 });
   }
-  // ES modules, said once for the folder (Node would otherwise parse each file twice to tell).
-  await writeFile(join(outDir, 'package.json'), '{ "type": "module" }\n', { mode: 0o644 });
+  // CommonJS, said once for the folder (see to-common-js.ts).
+  await writeFile(join(outDir, 'package.json'), '{ "type": "commonjs" }\n', { mode: 0o644 });
   await writeFile(join(outDir, buildMarker), '', { mode: 0o644 });
   await chmod(outDir, 0o755);
   return join(outDir, supervisorEntry.replace(/\.ts$/, '.js'));

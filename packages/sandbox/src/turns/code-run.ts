@@ -11,6 +11,7 @@ import type {
   SandboxExecResult,
 } from '@paddock/protocol';
 import { createOutputTail } from '@paddock/run-process';
+import { runIdVariable } from '@paddock/supervisor';
 
 type CodeRun = Extract<SandboxExec, { op: 'run' }>;
 
@@ -67,10 +68,11 @@ export async function runCode(run: CodeRun, context: CodeRunContext): Promise<Co
     const out = stdout.tail();
     const err = stderr.tail();
     return {
-      ...ran,
+      exit_code: ran.exit_code,
       stdout: out.text,
       stderr: err.text,
       duration_ms,
+      timed_out: ran.timed_out,
       truncated: out.dropped > 0 || err.dropped > 0,
     };
   } finally {
@@ -91,7 +93,7 @@ async function runProgram(
   const child = await context.hands
     .spawn({
       argv: command.argv,
-      env: { ...context.env, PADDOCK_RUN_ID: marker },
+      env: { ...context.env, [runIdVariable]: marker },
       cwd: context.workspaceDir,
       stdin: command.stdin,
     })

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Harness, HarnessTurnInput, SandboxHands } from '@paddock/harness';
 import type { DraftEvent, SteeredMessage, TurnCommand, TurnResult } from '@paddock/protocol';
+import { runIdVariable } from '@paddock/supervisor';
 import type { LanguageModel, ModelMessage } from 'ai';
 import type { SupervisorClient } from '../supervisor-link/supervisor-client.ts';
 import type { McpServers } from './mcp/mcp-servers.ts';
@@ -17,9 +18,6 @@ export interface TurnContext {
   models: (modelId: string) => LanguageModel;
   relay: { url: (server: string) => string; token: string };
 }
-
-/** The variable every process a turn or code run starts inherits: which run started it. */
-export const runIdVariable = 'PADDOCK_RUN_ID';
 
 /** A harness that ignores its abort signal still gets its turn ended this long after an interrupt. */
 const interruptGraceMs = 5_000;

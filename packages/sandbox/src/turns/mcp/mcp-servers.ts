@@ -40,7 +40,6 @@ export class McpServers implements McpToolbox {
     report: (status: McpStatusData) => void,
   ): Promise<void> {
     this.#context = context;
-    this.#report = report;
     const wanted = new Map(servers.map((server) => [server.name, server]));
     for (const [name, entry] of this.#entries) {
       const server = wanted.get(name);
@@ -48,30 +47,36 @@ export class McpServers implements McpToolbox {
       this.#entries.delete(name);
       void this.#disconnect(entry);
     }
+    const entries = [...wanted.values()].map((server) => this.#entryOf(server));
+    // Which servers still run is asked of the sandbox first: a server found dead meanwhile is not
+    // reported as failed, only started again.
+    const alive = await Promise.all(entries.map(async (entry) => (await entry.connection?.alive()) === true));
+    this.#report = report;
     await Promise.all(
-      [...wanted.values()].map(async (server) => {
-        let entry = this.#entries.get(server.name);
-        if (!entry) {
-          entry = {
-            server,
-            key: JSON.stringify(server),
-            state: {
-              name: server.name,
-              transport: server.transport,
-              status: 'connecting',
-              tool_count: 0,
-              error: null,
-            },
-          };
-          this.#entries.set(server.name, entry);
-        }
-        if (await entry.connection?.alive()) {
+      entries.map((entry, i) => {
+        if (alive[i] && entry.connection) {
           report(entry.state);
           return undefined;
         }
         return this.#restart(entry);
       }),
     );
+  }
+
+  #entryOf(server: TurnMcpServer): Entry {
+    let entry = this.#entries.get(server.name);
+    if (!entry) {
+      const state: McpStatusData = {
+        name: server.name,
+        transport: server.transport,
+        status: 'connecting',
+        tool_count: 0,
+        error: null,
+      };
+      entry = { server, key: JSON.stringify(server), state };
+      this.#entries.set(server.name, entry);
+    }
+    return entry;
   }
 
   /** The turn is over: changes until the next one are reported when it starts. */
