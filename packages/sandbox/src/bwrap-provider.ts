@@ -2,7 +2,7 @@ import { chmod, chown, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bwrapArgs, sandboxPaths } from './bwrap-args.ts';
 import { bwrapSandboxEnv, bwrapSupervisorEnv, loopbackApiUrl } from './bwrap-env.ts';
-import { launchBwrap, spawnBwrap } from './bwrap-launch.ts';
+import { spawnBwrap } from './bwrap-launch.ts';
 import {
   type CgroupConfig,
   cgroupsUsable,

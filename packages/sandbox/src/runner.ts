@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { preloadHarnesses } from '@paddock/harness';
 import type {
   DraftEvent,
   HarnessProfile,
@@ -42,6 +43,10 @@ export class Runner {
     this.#log = options.log ?? (() => {});
     this.#booter = new SandboxBooter(options, this.#log);
     this.#programs = new TurnPrograms(options.programs, this.#log);
+    // The loops run in this process: loaded now, not on the first turn.
+    void preloadHarnesses().catch((error: unknown) =>
+      this.#log('warn', `harness preload failed: ${String(error)}`),
+    );
   }
 
   get provider(): SandboxProvider {

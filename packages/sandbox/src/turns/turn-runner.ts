@@ -95,8 +95,10 @@ export class TurnRunner {
           );
       await Promise.race([ready, aborted]);
       if (controller.signal.aborted) return cancelled();
+      // Not awaited: the supervisor takes its frames in order, so every process the turn starts, and
+      // a Stop's sweep, come after the run began there.
       begun = this.#client.request({ op: 'run.begin', marker, kind: 'turn' });
-      await begun;
+      begun.catch(() => {});
       const env = { ...context.env, [runIdVariable]: marker };
       const turn = harness.runTurn(
         harness.runsMcpServers
