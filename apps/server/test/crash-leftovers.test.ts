@@ -70,6 +70,14 @@ describe.each(testDatabases().slice(-1))(
         201,
       );
       await eventSeen(deployment, created.thread_id, 'tool_call.start');
+      // The standby's takeover releases its shared folder's staging point after the turn began.
+      await vi.waitFor(
+        () => expect(mountsUnder(deployment.dataDir).filter((p) => p.endsWith('.staging'))).toEqual([]),
+        {
+          timeout: 10_000,
+          interval: 50,
+        },
+      );
       const parent = ownCgroupConfig(join(deployment.dataDir, 'sandboxes')).parent;
       const mountsBefore = mountsUnder(deployment.dataDir);
       const groupsBefore = groupsUnder(parent);

@@ -197,7 +197,12 @@ export class ThreadSandbox {
     const exit = this.#exit.then((exit) => {
       throw new Error(`the sandbox exited during a code run (${exitAccount(exit)})`);
     });
-    return Promise.race([ran, exit]);
+    // A run cut short by the link's end is no result: the sandbox's end says what happened.
+    const result = ran.then(
+      (answer) => (client.closed ? exit : answer),
+      (error: unknown) => (client.closed ? exit : Promise.reject(error)),
+    );
+    return Promise.race([result, exit]);
   }
 
   /** The sandbox stops: its MCP servers are closed first (briefly: the sandbox's end kills them anyway). */

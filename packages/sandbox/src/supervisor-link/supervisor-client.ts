@@ -93,6 +93,11 @@ export class SupervisorClient {
     options.output.once('close', () => this.close(new Error('the supervisor is gone')));
   }
 
+  /** The link is over: nothing asked now is answered. */
+  get closed(): boolean {
+    return this.#closed !== undefined;
+  }
+
   request<R extends RequestBody>(request: R): Promise<SupervisorAnswers[R['op']]> {
     if (this.#closed) return Promise.reject(this.#closed);
     const id = this.#next++;
