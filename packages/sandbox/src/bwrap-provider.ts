@@ -195,9 +195,11 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
     },
     async close() {
       await standby.close();
-      // Sandboxes still running keep their own copies of the views (and their groups: the next
-      // start on this state dir ends them).
+      // Sandboxes still running keep their own copies of the views and shared folders (and their
+      // groups: the next start on this state dir ends them). A staging point whose release a
+      // shutdown overtook goes too, so the data dir holds no mount once the server stopped.
       await views.release();
+      if (sharedRoot) await releaseLeftoverMounts(sharedRoot);
       if (cgroupConfig && limited && ownGroups) await removeOwnParent(cgroupConfig);
     },
   };

@@ -40,5 +40,8 @@ function unescapeMountPath(path: string): string {
 function mountCommand(command: 'mount' | 'umount', args: string[]) {
   // Both live in /bin and /sbin, which a service's PATH may lack.
   const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
-  return runToExit(spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], env }), 30_000, command);
+  // A group of its own: a signal to the server's group (a terminal's Ctrl-C, a service manager's
+  // stop) must not cut a mount or an unmount short while the server cleans up.
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], env, detached: true });
+  return runToExit(child, 30_000, command);
 }

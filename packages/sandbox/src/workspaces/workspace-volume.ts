@@ -77,7 +77,9 @@ export async function releaseVolumesUnder(root: string): Promise<void> {
 function exec(command: string, args: string[]) {
   // mkfs.ext4 lives in /usr/sbin, which a service's PATH may lack.
   const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
-  return runToExit(spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], env }), 30_000, command);
+  // A group of its own, as mounts.ts's: a signal to the server's group must not cut it short.
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], env, detached: true });
+  return runToExit(child, 30_000, command);
 }
 
 async function run(command: string, args: string[]): Promise<void> {
