@@ -63,13 +63,16 @@ export class Processes {
     });
   }
 
-  /** Whether the process runs: not a zombie, not gone (its `exit` may not be sent yet). */
+  /**
+   * Whether the process runs: not exiting (its memory, and with it its command line, already
+   * released), not a zombie, not gone; its `exit` may not be sent yet.
+   */
   alive(proc: number): boolean {
     const pid = this.#live.get(proc)?.pid;
     if (pid === undefined) return false;
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      return stat[stat.lastIndexOf(')') + 2] !== 'Z';
+      return stat[stat.lastIndexOf(')') + 2] !== 'Z' && readFileSync(`/proc/${pid}/cmdline`).length > 0;
     } catch {
       return false;
     }
