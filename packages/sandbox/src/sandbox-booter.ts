@@ -192,15 +192,18 @@ export class SandboxBooter {
     if (sandbox) this.#log('info', `thread ${threadId} took over standby sandbox ${sandbox.id}`);
     else sandbox = await this.#bootFresh(threadId, options, mounts);
     this.#egress.get(sandbox)?.serve(options.network ?? 'registries', options.onNetwork ?? (() => {}));
-    if (options.sharedDir) {
-      try {
-        await sandbox.attachShared?.(options.sharedDir);
-      } catch (error) {
-        await sandbox.destroy();
-        throw error;
-      }
-    }
-    const thread = new ThreadSandbox(sandbox, provider.nodeDir, options.onStatus);
+    // The team's folder is shown while the turn begins: only what acts in the sandbox (a process, a
+    // file operation) waits for it, so a reply that runs no tool does not. A failure ends the sandbox.
+    const booted = sandbox;
+    const shared =
+      options.sharedDir && booted.attachShared
+        ? booted.attachShared(options.sharedDir).catch(async (error: unknown) => {
+            await booted.destroy();
+            throw error;
+          })
+        : undefined;
+    shared?.catch(() => {});
+    const thread = new ThreadSandbox(sandbox, provider.nodeDir, options.onStatus, shared);
     const env = provider.sandboxEnv(
       options.workspaceDir,
       { ...options.env, ...(skillsDir ? { PADDOCK_SKILLS_DIR: skillsDir } : {}), ...this.#egressEnv() },

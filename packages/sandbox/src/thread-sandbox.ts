@@ -59,10 +59,16 @@ export class ThreadSandbox {
   #context: TurnContext | undefined;
   readonly #exit: Promise<SandboxExit>;
 
-  constructor(sandbox: SandboxProcess, nodeDir: string, onStatus?: (status: SandboxStatus) => void) {
+  /** `ready`: what the sandbox's hands wait for before they act (its shared folder being shown). */
+  constructor(
+    sandbox: SandboxProcess,
+    nodeDir: string,
+    onStatus?: (status: SandboxStatus) => void,
+    ready?: Promise<void>,
+  ) {
     this.sandbox = sandbox;
     this.onStatus = onStatus;
-    this.#hands = sandboxHands(sandbox.supervisor, nodeDir);
+    this.#hands = sandboxHands(sandbox.supervisor, nodeDir, ready);
     this.#turns = new TurnRunner(sandbox.supervisor, harnessesOf(sandbox), this.#mcp);
     this.#exit = sandbox.exited.then((exit) => {
       this.gone = true;
