@@ -2,9 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { access, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { gatewayModels } from '@paddock/harness';
 import type { SandboxLifecycle } from '@paddock/protocol';
-import type { LanguageModel } from 'ai';
 import { type ApiProxy, type ApiTarget, startApiProxy } from './api-proxy.ts';
 import { sandboxPaths } from './bwrap-args.ts';
 import type { EgressRecord } from './egress/egress-proxy.ts';
@@ -16,10 +14,10 @@ import { type StandbyOptions, StandbyPool } from './standby-pool.ts';
 import {
   type EntrypointOutputListener,
   type SandboxStatus,
-  type ThreadContext,
   ThreadSandbox,
 } from './thread-sandbox.ts';
 import { sandboxHands } from './turns/sandbox-hands.ts';
+import { type ThreadModels, threadContext } from './turns/thread-context.ts';
 import { defaultUidRange } from './workspaces/uid-claims.ts';
 import { Workspaces } from './workspaces/workspaces.ts';
 
@@ -59,8 +57,7 @@ export interface SandboxBooterOptions {
   models?: ThreadModels;
 }
 
-/** A thread's models, by its id and token (see `SandboxBooterOptions.models`). */
-export type ThreadModels = (threadId: string, token: string) => (modelId: string) => LanguageModel;
+export type { ThreadModels };
 
 export interface EnsureOptions {
   /** The thread's workspace on the host; need not exist yet. */
@@ -209,7 +206,8 @@ export class SandboxBooter {
       { ...options.env, ...(skillsDir ? { PADDOCK_SKILLS_DIR: skillsDir } : {}), ...this.#egressEnv() },
       options.size,
     );
-    thread.configure(this.#threadContext(threadId, options.env, env));
+    const { apiTarget, models } = this.#options;
+    thread.configure(threadContext({ threadId, apiTarget, models, hostEnv: options.env, env }));
     try {
       const marker = join(threadDir, entrypointMarker);
       if (options.entrypoint !== undefined && !(await exists(marker))) {
@@ -272,31 +270,6 @@ export class SandboxBooter {
       void sandbox.exited.finally(() => egress.close());
     }
     return sandbox;
-  }
-
-  /**
-   * What a thread's turns run with besides its sandbox: the sandbox's environment, the models, and the
-   * thread's MCP relay, both reached at the server as this runner reaches it (the API proxy's target,
-   * with the path the thread's API URL has).
-   */
-  #threadContext(
-    threadId: string,
-    hostEnv: Record<string, string>,
-    env: Record<string, string>,
-  ): ThreadContext {
-    const { host, port } = this.#options.apiTarget;
-    const path = hostEnv.PADDOCK_API_URL ? new URL(hostEnv.PADDOCK_API_URL).pathname.replace(/\/$/, '') : '';
-    const api = `http://${host.includes(':') ? `[${host}]` : host}:${port}${path}`;
-    const token = hostEnv.PADDOCK_TOKEN ?? '';
-    return {
-      env,
-      workspaceDir: env.PADDOCK_WORKSPACE ?? '',
-      models: this.#options.models?.(threadId, token) ?? gatewayModels(`${api}/v2/gateway/openai/v1`, token),
-      relay: {
-        url: (server) => `${api}/v2/threads/${threadId}/mcp/${encodeURIComponent(server)}`,
-        token,
-      },
-    };
   }
 
   /** What points a sandbox's tools at its egress proxy; nothing where sandboxes have none. */
