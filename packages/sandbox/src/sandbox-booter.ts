@@ -11,11 +11,7 @@ import { type EgressSettings, egressProxyEnv, SandboxEgress } from './egress/san
 import type { SandboxProcess, SandboxProvider, SandboxSize, SandboxSpec, SkillMount } from './provider.ts';
 import { copySkillFolders } from './skill-copies.ts';
 import { type StandbyOptions, StandbyPool } from './standby-pool.ts';
-import {
-  type EntrypointOutputListener,
-  type SandboxStatus,
-  ThreadSandbox,
-} from './thread-sandbox.ts';
+import { type EntrypointOutputListener, type SandboxStatus, ThreadSandbox } from './thread-sandbox.ts';
 import { sandboxHands } from './turns/sandbox-hands.ts';
 import { type ThreadModels, threadContext } from './turns/thread-context.ts';
 import { defaultUidRange } from './workspaces/uid-claims.ts';
