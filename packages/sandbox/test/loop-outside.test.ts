@@ -70,7 +70,7 @@ describe.skipIf(!existsSync('/usr/bin/bwrap') || process.getuid?.() !== 0)(
       const result = await runner.runTurn(threadId, followUp, (event) => events.push(event));
       expect(result.stopReason).toBe('end_turn');
       const end = events.find((event) => event.type === 'tool_call.end');
-      const output = String((end?.data as { output?: string }).output);
+      const output = String((end?.data as { output?: string } | undefined)?.output);
       const [uid, written, ...processes] = output.trim().split('\n');
       // The workspace's own uid, which owns what the first turn's tool wrote.
       expect(Number(uid)).toBe((await stat(workspaceDir)).uid);
