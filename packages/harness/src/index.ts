@@ -11,5 +11,6 @@ export type * from './mcp/mcp-toolbox.ts';
 export { preloadHarnesses } from './preload.ts';
 export { createHarness, externalHarnessNames, isHarnessName } from './registry.ts';
 export type * from './sandbox-hands.ts';
+export { exitCodeOf, runInSandbox, type SandboxRun } from './tools/run-in-sandbox.ts';
 export { harnessTurnResultSchema } from './turn-result-schema.ts';
 export type * from './types.ts';

@@ -6,7 +6,7 @@ import { modelSettingsSchema } from './tasks.ts';
 /**
  * What a turn carries between the server, a runner and the supervisor in a sandbox: the command the
  * sandbox gets, the result it answers, and the conversation's messages in both. Defined once, as
- * schemas for the edges that parse them (the runner link, the supervisor's lines), with the types
+ * schemas for the edges that parse them (the runner link), with the types
  * inferred from them.
  *
  * A message's own schema is the caller's: only a harness knows a message in full (the AI SDK's
@@ -84,7 +84,7 @@ export function turnResultSchema<M extends ConversationMessage>(message: z.ZodTy
     lastAssistantText: z.string(),
     /** Set when stopReason is `error`. */
     error: z.object({ code: z.string(), message: z.string(), retryable: z.boolean() }).optional(),
-    /** Ids of the messages steered into the turn, in the order it took them (set by the supervisor). */
+    /** Ids of the messages steered into the turn, in the order it took them (set by the runner). */
     steeredIds: z.array(z.string()).optional(),
   });
 }

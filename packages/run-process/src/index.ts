@@ -1,2 +1,1 @@
 export { createOutputTail } from './output-tail.ts';
-export { type ProcessRun, type RunProcessOptions, runProcess } from './run-process.ts';

@@ -8,18 +8,10 @@ import { createBwrapProvider } from '../src/bwrap-provider.ts';
 import { Runner } from '../src/runner.ts';
 import { makeTempRoot, removeCgroupParent, testCgroupParent } from './temp-root.ts';
 import { startTestServer, type TestServer } from './test-server.ts';
+import { turnCommand } from './turn-command.ts';
 
 const cgroupMount = '/sys/fs/cgroup';
 const cgroupParent = testCgroupParent('loop-outside');
-
-function turn(text: string, messages: TurnCommand['messages'] = []): TurnCommand {
-  return {
-    turn_id: randomUUID(),
-    harness: 'coding_alpha',
-    model: 'scripted',
-    messages: [...messages, { role: 'user', content: text }],
-  };
-}
 
 describe.skipIf(!existsSync('/usr/bin/bwrap') || process.getuid?.() !== 0)(
   'the loop in the runner, the tools in the sandbox',
@@ -57,13 +49,13 @@ describe.skipIf(!existsSync('/usr/bin/bwrap') || process.getuid?.() !== 0)(
         env: { PADDOCK_API_URL: `http://127.0.0.1:${server.port}`, PADDOCK_TOKEN: 'pdk_thr_test' },
         size: 'S',
       });
-      const first = turn('::sh echo first > first.txt');
+      const first = turnCommand('::sh echo first > first.txt');
       const firstResult = await runner.runTurn(threadId, first, () => {});
       expect(firstResult.stopReason).toBe('end_turn');
 
       // The follow-up carries the conversation so far, as the turn executor sends it.
       const events: DraftEvent[] = [];
-      const followUp = turn('::sh id -u; cat first.txt; ps -eo ruser:12,args --no-headers', [
+      const followUp = turnCommand('::sh id -u; cat first.txt; ps -eo ruser:12,args --no-headers', [
         ...first.messages,
         ...(firstResult.messages as TurnCommand['messages']),
       ]);

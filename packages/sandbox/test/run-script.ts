@@ -1,4 +1,4 @@
-import { constants } from 'node:os';
+import { exitCodeOf } from '@paddock/harness';
 import type { SandboxProcess } from '../src/provider.ts';
 
 export interface ScriptRun {
@@ -31,6 +31,6 @@ export async function runScript(sandbox: SandboxProcess, script: string): Promis
     run.stderr += chunk.toString();
   });
   const exit = await program.exited;
-  run.exitCode = exit.code ?? 128 + (constants.signals[exit.signal as NodeJS.Signals] ?? 0);
+  run.exitCode = exitCodeOf(exit);
   return run;
 }

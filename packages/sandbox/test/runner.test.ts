@@ -3,12 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { installKey, ProgramCache } from '@paddock/harness';
-import {
-  type DraftEvent,
-  harnessProfileSchema,
-  type SandboxLifecycle,
-  type TurnCommand,
-} from '@paddock/protocol';
+import { type DraftEvent, harnessProfileSchema, type SandboxLifecycle } from '@paddock/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBwrapProvider } from '../src/bwrap-provider.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSize } from '../src/provider.ts';
@@ -18,18 +13,10 @@ import { pidsWithMarker } from './host-processes.ts';
 import { readLinesOf } from './proc-files.ts';
 import { makeTempRoot, removeCgroupParent, testCgroupParent } from './temp-root.ts';
 import { startTestServer, type TestServer } from './test-server.ts';
+import { turnCommand } from './turn-command.ts';
 
 const cgroupMount = '/sys/fs/cgroup';
 const cgroupParent = testCgroupParent('runner');
-
-function turnCommand(text: string): TurnCommand {
-  return {
-    turn_id: randomUUID(),
-    harness: 'coding_alpha',
-    model: 'scripted',
-    messages: [{ role: 'user', content: text }],
-  };
-}
 
 /** An ACP profile of a tiny real package, so the runner's install runs the real npm quickly. */
 function tinyProfile(version: string) {

@@ -1,24 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { DraftEvent, TurnCommand } from '@paddock/protocol';
+import type { DraftEvent } from '@paddock/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBwrapProvider } from '../src/bwrap-provider.ts';
 import { Runner, type RunnerLog } from '../src/runner.ts';
 import { makeTempRoot, removeCgroupParent, testCgroupParent } from './temp-root.ts';
 import { startTestServer, type TestServer } from './test-server.ts';
+import { turnCommand } from './turn-command.ts';
 
 const cgroupMount = '/sys/fs/cgroup';
 const cgroupParent = testCgroupParent('supervisor-frames');
-
-function turnCommand(text: string): TurnCommand {
-  return {
-    turn_id: randomUUID(),
-    harness: 'coding_alpha',
-    model: 'scripted',
-    messages: [{ role: 'user', content: text }],
-  };
-}
 
 /**
  * A shell line, run by the agent in its sandbox, that tries to write to the supervisor's stdout (the

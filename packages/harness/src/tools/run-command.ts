@@ -1,7 +1,6 @@
-import { constants } from 'node:os';
-import { finished } from 'node:stream/promises';
 import { createOutputTail } from '@paddock/run-process';
 import type { SandboxHands } from '../sandbox-hands.ts';
+import { runInSandbox } from './run-in-sandbox.ts';
 
 export interface CommandResult {
   exit_code: number;
@@ -17,44 +16,22 @@ export interface RunCommandOptions {
   outputLimit: number;
 }
 
-/** What a command answers when its time ran out, as `timeout(1)` does. */
-const timeoutExitCode = 124;
-
 /**
- * Runs `bash -c <command>` in the sandbox, in its own process group, with stdout and stderr merged.
- * Abort and timeout kill the whole group, so nothing the command started outlives it then; a command
- * that ends on its own may leave background children running (the supervisor stops waiting for its
- * output a moment after it exits). Rejects on abort, and when bash cannot start.
+ * Runs `bash -c <command>` in the sandbox, in its own process group, with stdout and stderr merged
+ * and only the tail kept. Abort and timeout kill the whole group (see `runInSandbox`).
  */
 export async function runCommand(command: string, options: RunCommandOptions): Promise<CommandResult> {
-  const { signal } = options;
-  if (signal.aborted) throw new Error('cancelled');
   const output = createOutputTail(options.outputLimit);
-  const program = await options.sandbox.spawn({
+  const run = await runInSandbox(options.sandbox, {
     argv: ['bash', '-c', command],
     env: options.env,
     cwd: options.cwd,
+    signal: options.signal,
+    timeoutMs: options.timeoutMs,
+    onStdout: output.push,
+    onStderr: output.push,
   });
-  program.stdout.on('data', output.push);
-  program.stderr.on('data', output.push);
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    program.signal('SIGKILL');
-  }, options.timeoutMs);
-  const onAbort = () => program.signal('SIGKILL');
-  signal.addEventListener('abort', onAbort, { once: true });
-  try {
-    const [exit] = await Promise.all([program.exited, finished(program.stdout), finished(program.stderr)]);
-    if (signal.aborted) throw new Error('cancelled');
-    const exitCode = timedOut
-      ? timeoutExitCode
-      : (exit.code ?? (exit.signal ? 128 + (constants.signals[exit.signal as NodeJS.Signals] ?? 0) : 1));
-    let text = output.text();
-    if (timedOut) text += `\n[timed out after ${options.timeoutMs} ms; the process group was killed]`;
-    return { exit_code: exitCode, output: text };
-  } finally {
-    clearTimeout(timer);
-    signal.removeEventListener('abort', onAbort);
-  }
+  let text = output.text();
+  if (run.timed_out) text += `\n[timed out after ${options.timeoutMs} ms; the process group was killed]`;
+  return { exit_code: run.exit_code, output: text };
 }

@@ -1,8 +1,6 @@
 // Code runs for `POST /v2/tasks/{id}/code/run/sync`, and the probe of the languages.
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:os';
-import { finished } from 'node:stream/promises';
-import type { SandboxHands } from '@paddock/harness';
+import { runInSandbox, type SandboxHands, type SandboxRun } from '@paddock/harness';
 import type {
   CodeLanguage,
   CodeLanguageInfo,
@@ -80,44 +78,29 @@ export async function runCode(run: CodeRun, context: CodeRunContext): Promise<Co
   }
 }
 
-/** The program in its own process group under the run's timeout, which kills the whole group. */
+/** The program, marked as the code run's, in its own process group under the run's timeout. */
 async function runProgram(
   context: CodeRunContext,
   command: { argv: string[]; stdin: boolean },
   run: CodeRun,
   onStdout: (chunk: Buffer) => void,
   onStderr: (chunk: Buffer) => void,
-): Promise<{ exit_code: number; timed_out: boolean }> {
+): Promise<SandboxRun> {
   const marker = `code-${randomBytes(12).toString('hex')}`;
   const endRun = await context.markRun(marker);
-  const child = await context.hands
-    .spawn({
+  try {
+    return await runInSandbox(context.hands, {
       argv: command.argv,
       env: { ...context.env, [runIdVariable]: marker },
       cwd: context.workspaceDir,
-      stdin: command.stdin,
-    })
-    .catch(async (error: unknown) => {
-      await endRun();
-      throw error;
+      stdin: command.stdin ? run.code : undefined,
+      timeoutMs: run.timeout_ms,
+      onStdout,
+      onStderr,
     });
-  child.stdout.on('data', onStdout);
-  child.stderr.on('data', onStderr);
-  if (command.stdin) child.stdin.end(run.code);
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    child.signal('SIGKILL');
-  }, run.timeout_ms);
-  const [exit] = await Promise.all([child.exited, finished(child.stdout), finished(child.stderr)]).finally(
-    () => {
-      clearTimeout(timer);
-      void endRun().catch(() => {});
-    },
-  );
-  if (timedOut) return { exit_code: 124, timed_out: true };
-  const code = exit.code ?? (exit.signal ? 128 + (constants.signals[exit.signal as NodeJS.Signals] ?? 0) : 1);
-  return { exit_code: code, timed_out: false };
+  } finally {
+    void endRun().catch(() => {});
+  }
 }
 
 /** Programs that print the language's version, run the way code runs, so "available" means a run works. */

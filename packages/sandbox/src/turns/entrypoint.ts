@@ -1,5 +1,4 @@
-import { constants } from 'node:os';
-import type { SandboxHands } from '@paddock/harness';
+import { exitCodeOf, type SandboxHands } from '@paddock/harness';
 
 export type EntrypointOutput = (stream: 'stdout' | 'stderr', text: string) => void;
 
@@ -30,6 +29,5 @@ export async function runEntrypoint(
     program[stream].setEncoding('utf8');
     program[stream].on('data', (text: string) => onOutput?.(stream, text));
   }
-  const { code, signal } = await program.exited;
-  return code ?? 128 + (signal ? (constants.signals[signal as NodeJS.Signals] ?? 0) : 0);
+  return exitCodeOf(await program.exited);
 }
