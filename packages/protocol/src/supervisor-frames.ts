@@ -176,3 +176,14 @@ export const supervisorFrameSchema = z.union([
 ]);
 export type SupervisorFrame = z.infer<typeof supervisorFrameSchema>;
 export type SupervisorReport = Extract<SupervisorFrame, { ev: string }>;
+
+/**
+ * The first message on a link the supervisor dials out (a WebSocket to Paddock, from a pod with no
+ * runner beside it): the token that proves which sandbox is calling. The host reads nothing else
+ * from the connection before it accepts this, and a token is good for one link.
+ */
+export const supervisorHelloSchema = z.object({
+  hello: z.literal('paddock-supervisor/1'),
+  token: z.string().min(16).max(4096),
+});
+export type SupervisorHello = z.infer<typeof supervisorHelloSchema>;

@@ -50,6 +50,7 @@ export type { StandbyAgent, StandbyOptions } from './standby-pool.ts';
 export { buildSupervisor } from './supervisor-link/build-supervisor.ts';
 export type { RemoteProcess } from './supervisor-link/remote-process.ts';
 export { SupervisorClient, SupervisorRequestError } from './supervisor-link/supervisor-client.ts';
+export { type DialedLink, SupervisorDialIns } from './supervisor-link/supervisor-dial-ins.ts';
 export type { EntrypointOutputListener, EntrypointStream, SandboxStatus } from './thread-sandbox.ts';
 export { sandboxHands } from './turns/sandbox-hands.ts';
 export type { EntryStats, Refused, TreeWalkNode } from './workspace-io/requests.ts';

@@ -19,6 +19,13 @@ export interface SupervisorFlags {
    * /proc shows is the sandbox's, so a Stop may judge them all, not only those marked with its run.
    */
   ownPids: boolean;
+  /**
+   * No pipe holds the link (a pod, with no runner beside it): the supervisor dials this WebSocket URL
+   * out to Paddock and carries its frames there (`dial-out.ts`).
+   */
+  connect: string | undefined;
+  /** With `connect`: the file holding the token that proves which sandbox dials in (read as root). */
+  tokenFile: string | undefined;
 }
 
 /** A few lines rather than util.parseArgs: every module loaded counts against boot time and memory. */
@@ -29,6 +36,12 @@ export function parseFlags(argv: string[]): SupervisorFlags {
   };
   const uid = flagValue('--uid');
   if (uid !== undefined && !/^[1-9]\d{0,9}$/.test(uid)) throw new Error(`--uid: not a uid: ${uid}`);
+  const connect = flagValue('--connect');
+  if (connect !== undefined && !/^wss?:\/\//.test(connect))
+    throw new Error(`--connect: not a WebSocket URL: ${connect}`);
+  const tokenFile = flagValue('--token-file');
+  if ((connect === undefined) !== (tokenFile === undefined))
+    throw new Error('--connect and --token-file go together');
   return {
     uid: uid === undefined ? undefined : Number(uid),
     apiSocket: flagValue('--api-socket'),
@@ -36,5 +49,7 @@ export function parseFlags(argv: string[]): SupervisorFlags {
     apiPort: flagValue('--api-port'),
     egressPort: flagValue('--egress-port'),
     ownPids: argv.includes('--own-pids'),
+    connect,
+    tokenFile,
   };
 }
