@@ -1,8 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseAddressRanges, sandboxNetwork } from '@paddock/core';
-import type { ControlAgent } from '@paddock/protocol';
+import { sandboxNetwork } from '@paddock/core';
+import { type ControlAgent, parseAddressRanges } from '@paddock/protocol';
 import { testDatabases } from '@paddock/testing';
 import { listThreadsForTest, startInjectedServer, type TestServer } from '@paddock/testing/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

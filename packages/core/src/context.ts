@@ -1,7 +1,6 @@
-import type { HarnessProfile, Scope, TokenKind } from '@paddock/protocol';
+import type { HarnessProfile, NetworkSettings, Scope, TokenKind } from '@paddock/protocol';
 import type { EventLog, TurnQueue } from '@paddock/runtime';
 import type { Store } from '@paddock/store';
-import type { NetworkSettings } from './agents/network-policy.ts';
 import type { ProviderPolicy } from './agents/provider-policy.ts';
 import type { Revocations } from './auth/revocations.ts';
 import type { CreditGate } from './credits/credit-gate.ts';

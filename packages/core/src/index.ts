@@ -52,7 +52,6 @@ export * from './orchestrations/revision.ts';
 export * from './orgs/orgs.ts';
 export * from './orgs/team-agents.ts';
 export * from './orgs/usage-report.ts';
-export * from './outbound/address-ranges.ts';
 export * from './outbound/outbound-guard.ts';
 export * from './schedules/cron.ts';
 export * from './schedules/fire-schedules.ts';

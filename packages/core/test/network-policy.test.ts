@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import {
   type AgentSpec,
   agentSpecSchema,
+  defaultNetworkSettings,
   domainPatternSchema,
   type NetworkPolicy,
   networkPolicySchema,
@@ -9,7 +10,6 @@ import {
 import { describe, expect, it } from 'vitest';
 import {
   agentNetwork,
-  defaultNetworkSettings,
   networkColumn,
   requireAllowedNetwork,
   sandboxNetwork,

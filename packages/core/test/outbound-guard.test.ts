@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, LookupFunction } from 'node:net';
+import { blockListOf, isAddressAllowed, parseAddressRanges } from '@paddock/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blockListOf, isAddressAllowed, parseAddressRanges } from '../src/outbound/address-ranges.ts';
 import { createOutboundGuard, isOutboundAddressError } from '../src/outbound/outbound-guard.ts';
 
 describe('the addresses requests on a user’s behalf may reach', () => {

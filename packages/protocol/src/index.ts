@@ -1,3 +1,4 @@
+export * from './address-ranges.ts';
 export * from './agents.ts';
 export * from './code.ts';
 export * from './command-line.ts';

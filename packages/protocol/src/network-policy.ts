@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { AddressRange } from './address-ranges.ts';
 
 const ipv4 = z.ipv4();
 const ipv6 = z.ipv6();
@@ -45,3 +46,16 @@ export const nullableNetworkPolicySchema = z.union([namedPolicy.nullable(), allo
 
 /** The policy an agent has when its spec gives none. */
 export const defaultNetworkPolicy = 'registries' satisfies NetworkPolicy;
+
+/** The deployment's ceiling on agents' network policies (its config's `network:` block, issue 15). */
+export interface NetworkSettings {
+  /** Whether agents may have `full`; when not, `full` is refused (422) and stored ones run as `registries`. */
+  full: boolean;
+  /** Domain patterns every policy but `none` reaches besides its own. */
+  domains: string[];
+  /** Non-public addresses the egress proxies may reach (a private mirror); all others stay refused. */
+  allowAddresses: AddressRange[];
+}
+
+/** No ceiling: `full` allowed, no extra domains, no private addresses. */
+export const defaultNetworkSettings: NetworkSettings = { full: true, domains: [], allowAddresses: [] };

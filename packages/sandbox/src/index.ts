@@ -25,11 +25,15 @@ export { readRegistries } from './egress/registries.ts';
 export type { EgressSettings } from './egress/sandbox-egress.ts';
 export type { SandboxLimits } from './limits.ts';
 export { sandboxLimits } from './limits.ts';
-export type { RunnerMessage, ServerMessage } from './link/frames.ts';
-export { parseFrame, runnerLinkPath, runnerMessageSchema, serverMessageSchema } from './link/frames.ts';
-export type { RunnerScope } from './link/hub/inbound.ts';
-export type { HeldTurn, RunnerHubOptions } from './link/hub/runner-hub.ts';
-export { RunnerHub } from './link/hub/runner-hub.ts';
+export {
+  parseFrame,
+  type RunnerMessage,
+  runnerLinkPath,
+  runnerMessageSchema,
+  type ServerMessage,
+  serverMessageSchema,
+  type TurnEntry,
+} from './link/frames.ts';
 export type { RunnerLinkOptions } from './link/runner-link.ts';
 export { RunnerLink } from './link/runner-link.ts';
 export type { MicroVmAccel } from './microvm/accel.ts';

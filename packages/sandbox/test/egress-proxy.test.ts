@@ -5,7 +5,7 @@ import { createServer as createHttpServer, type IncomingHttpHeaders, type Server
 import { type AddressInfo, connect, createServer, type Server as NetServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { parseAddressRanges } from '@paddock/core';
+import { parseAddressRanges } from '@paddock/protocol';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   type EgressLookup,

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { parseAddressRanges } from '@paddock/core';
+import { parseAddressRanges } from '@paddock/protocol';
 import { loopbackConnectTarget, socketUpstream, startEgressPort } from '@paddock/supervisor';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { EgressRecord } from '../src/egress/egress-proxy.ts';

@@ -1,6 +1,6 @@
-import type { AddressRange, Authenticator, LoginSessions, Services } from '@paddock/core';
+import type { Authenticator, LoginSessions, Services } from '@paddock/core';
 import type { ModelRouter } from '@paddock/models';
-import type { SignInProviders } from '@paddock/protocol';
+import type { AddressRange, SignInProviders } from '@paddock/protocol';
 import type { DataStore } from '@tus/server';
 import Fastify, {
   type FastifyBaseLogger,

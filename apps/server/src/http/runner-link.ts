@@ -1,8 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import fastifyWebsocket from '@fastify/websocket';
 import { type Authenticator, admitSelfHostedRunner, type Services, systemClock } from '@paddock/core';
-import { type RunnerHub, type RunnerScope, runnerLinkPath } from '@paddock/sandbox';
+import { runnerLinkPath } from '@paddock/sandbox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { RunnerScope } from '../sandbox-hosts/runner-hub/inbound.ts';
+import type { RunnerHub } from '../sandbox-hosts/runner-hub/runner-hub.ts';
 
 export interface RunnerLinkOptions {
   /** The deployment's detached runners and their shared token, when it has them. */

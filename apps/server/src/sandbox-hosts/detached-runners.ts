@@ -1,5 +1,5 @@
-import { RunnerHub, type RunnerHubOptions } from '@paddock/sandbox';
 import { localKinds, type SandboxBackend } from './backend.ts';
+import { RunnerHub, type RunnerHubOptions } from './runner-hub/runner-hub.ts';
 
 /**
  * The local provider on the deployment's detached runners (`PADDOCK_RUNNER=detached`): the sandboxes

@@ -1,6 +1,6 @@
 import type { TurnQueue } from '@paddock/runtime';
-import type { RunnerHubOptions } from '@paddock/sandbox';
 import { findThread, findTurn, type Store } from '@paddock/store';
+import type { RunnerHubOptions } from './runner-hub/runner-hub.ts';
 
 /**
  * What the runners' hubs do with the turns a reconnecting runner holds: offer them to the turn worker

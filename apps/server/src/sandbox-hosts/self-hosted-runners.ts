@@ -1,5 +1,5 @@
-import { RunnerHub, type RunnerHubOptions } from '@paddock/sandbox';
 import type { SandboxBackend } from './backend.ts';
+import { RunnerHub, type RunnerHubOptions } from './runner-hub/runner-hub.ts';
 
 /**
  * sandbox_e: runners users start on their own machines, each with its agent's token and serving only

@@ -1,7 +1,6 @@
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseAddressRanges } from '@paddock/core';
-import { acpHarnesses, machineSizes } from '@paddock/protocol';
+import { acpHarnesses, machineSizes, parseAddressRanges } from '@paddock/protocol';
 import { defaultDockerHost, defaultSandboxImage, parseDockerHost } from '@paddock/sandbox';
 import { z } from 'zod';
 

@@ -1,17 +1,15 @@
 import { readFileSync } from 'node:fs';
-import {
-  defaultNetworkSettings,
-  type NetworkSettings,
-  type ProviderSettings,
-  parseAddressRange,
-} from '@paddock/core';
+import type { ProviderSettings } from '@paddock/core';
 import {
   acpHarnesses,
+  defaultNetworkSettings,
   domainPatternSchema,
   type HarnessProfile,
   harnessProfileSchema,
   type MachineKind,
   machineKinds,
+  type NetworkSettings,
+  parseAddressRange,
 } from '@paddock/protocol';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';

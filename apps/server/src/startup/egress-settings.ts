@@ -1,4 +1,4 @@
-import type { NetworkSettings } from '@paddock/core';
+import type { NetworkSettings } from '@paddock/protocol';
 import { type EgressSettings, readRegistries } from '@paddock/sandbox';
 import type { Logger } from 'pino';
 

@@ -3,7 +3,7 @@ import type { NetworkRecorder, ProviderAvailability, SandboxHost } from '@paddoc
 import type { ProgramCache } from '@paddock/harness';
 import { type MachineKind, machineKinds } from '@paddock/protocol';
 import type { TurnQueue } from '@paddock/runtime';
-import type { EgressSettings, RunnerHub, StandbyAgent, ThreadModels, Workspaces } from '@paddock/sandbox';
+import type { EgressSettings, StandbyAgent, ThreadModels, Workspaces } from '@paddock/sandbox';
 import type { Store } from '@paddock/store';
 import type { Logger } from 'pino';
 import type { SandboxBackend } from '../sandbox-hosts/backend.ts';
@@ -14,6 +14,7 @@ import { localRunnerBackend } from '../sandbox-hosts/local-runner.ts';
 import { microVmSandboxHost } from '../sandbox-hosts/micro-vm.ts';
 import type { MicroVmCheck } from '../sandbox-hosts/micro-vm-check.ts';
 import { routedSandboxHost } from '../sandbox-hosts/routed.ts';
+import type { RunnerHub } from '../sandbox-hosts/runner-hub/runner-hub.ts';
 import { selfHostedRunnersBackend } from '../sandbox-hosts/self-hosted-runners.ts';
 import type { Config } from './config.ts';
 import type { DeploymentConfig } from './deployment-config.ts';

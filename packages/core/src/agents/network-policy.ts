@@ -2,20 +2,6 @@ import { defaultNetworkPolicy, type NetworkPolicy } from '@paddock/protocol';
 import type { AgentRow } from '@paddock/store';
 import type { Services } from '../context.ts';
 import { PaddockError } from '../errors.ts';
-import type { AddressRange } from '../outbound/address-ranges.ts';
-
-/** The deployment's ceiling on agents' network policies (its config's `network:` block, issue 15). */
-export interface NetworkSettings {
-  /** Whether agents may have `full`; when not, `full` is refused (422) and stored ones run as `registries`. */
-  full: boolean;
-  /** Domain patterns every policy but `none` reaches besides its own. */
-  domains: string[];
-  /** Non-public addresses the egress proxies may reach (a private mirror); all others stay refused. */
-  allowAddresses: AddressRange[];
-}
-
-/** No ceiling: `full` allowed, no extra domains, no private addresses. */
-export const defaultNetworkSettings: NetworkSettings = { full: true, domains: [], allowAddresses: [] };
 
 /** The agent's stored network policy: `registries` when it has none (null, as agents made before have). */
 export function agentNetwork(agent: Pick<AgentRow, 'network'>): NetworkPolicy {

@@ -1,8 +1,7 @@
 import { isIPv6 } from 'node:net';
-import { timestamp } from '@paddock/protocol';
+import { ipv6Bytes, timestamp } from '@paddock/protocol';
 import { clearLoginFailures, listLoginFailures, recordLoginFailure, type Store } from '@paddock/store';
 import { PaddockError } from '../errors.ts';
-import { ipv6Bytes } from '../outbound/address-ranges.ts';
 
 /**
  * Slows password guessing at the built-in login: after `limit` failed attempts on one username from

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction, type Socket } from 'node:net';
+import { type AddressRange, blockListOf, isAddressAllowed } from '@paddock/protocol';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
-import { type AddressRange, blockListOf, isAddressAllowed } from './address-ranges.ts';
 
 /** A request on a user's behalf was about to reach an address the deployment does not allow. */
 export class OutboundAddressError extends Error {

@@ -8,8 +8,7 @@ import {
 } from 'node:http';
 import { type AddressInfo, connect, isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { type AddressRange, blockListOf, isAddressAllowed } from '@paddock/core';
-import type { EventData } from '@paddock/protocol';
+import { type AddressRange, blockListOf, type EventData, isAddressAllowed } from '@paddock/protocol';
 import { pipeSockets } from '@paddock/supervisor';
 import type { EgressPolicy } from './network-policy.ts';
 

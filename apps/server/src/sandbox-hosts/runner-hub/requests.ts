@@ -5,7 +5,7 @@ import {
   type SteeredMessage,
   sandboxExecResultSchemas,
 } from '@paddock/protocol';
-import type { RunnerMessage, ServerMessage } from '../frames.ts';
+import type { RunnerMessage, ServerMessage } from '@paddock/sandbox';
 import type { Refuse } from './inbound.ts';
 import { type Outcome, PendingRequests } from './pending.ts';
 

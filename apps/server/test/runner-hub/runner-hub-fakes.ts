@@ -2,8 +2,12 @@
 import { EventEmitter } from 'node:events';
 import type { SandboxBoot } from '@paddock/core';
 import type { DraftEvent } from '@paddock/protocol';
-import type { RunnerMessage, ServerMessage } from '../src/link/frames.ts';
-import { type HeldTurn, RunnerHub, type RunnerHubOptions } from '../src/link/hub/runner-hub.ts';
+import type { RunnerMessage, ServerMessage } from '@paddock/sandbox';
+import {
+  type HeldTurn,
+  RunnerHub,
+  type RunnerHubOptions,
+} from '../../src/sandbox-hosts/runner-hub/runner-hub.ts';
 
 /** The WebSocket seam only: what the hub sends is recorded, what the runner sends is emitted. */
 export class FakeSocket extends EventEmitter {

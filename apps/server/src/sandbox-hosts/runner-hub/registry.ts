@@ -1,5 +1,5 @@
 import { type SandboxBoot, SandboxUnavailableError } from '@paddock/core';
-import type { ServerMessage } from '../frames.ts';
+import type { ServerMessage } from '@paddock/sandbox';
 
 /** The WebSocket of a runner's link as the hub uses it (the `ws` library's; a fake in tests). */
 export interface RunnerSocket {

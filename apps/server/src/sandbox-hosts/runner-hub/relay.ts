@@ -1,6 +1,6 @@
 import type { TurnEventSink } from '@paddock/core';
 import type { TurnCommand, TurnResult } from '@paddock/protocol';
-import type { ServerMessage, TurnEntry } from '../frames.ts';
+import type { ServerMessage, TurnEntry } from '@paddock/sandbox';
 import type { HubLogger } from './inbound.ts';
 
 interface RelayedTurn {

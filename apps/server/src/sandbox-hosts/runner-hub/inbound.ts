@@ -1,4 +1,4 @@
-import { parseFrame, type RunnerMessage, runnerMessageSchema } from '../frames.ts';
+import { parseFrame, type RunnerMessage, runnerMessageSchema } from '@paddock/sandbox';
 import type { Connection, RunnerSocket } from './registry.ts';
 
 /** What the hub logs with (pino's logger fits). */

@@ -7,7 +7,7 @@ import type {
   TurnCommand,
   TurnResult,
 } from '@paddock/protocol';
-import type { RunnerMessage } from '../frames.ts';
+import type { RunnerMessage } from '@paddock/sandbox';
 import { acceptLink, type HubLogger, type Refuse, type RunnerScope } from './inbound.ts';
 import { type Connection, RunnerRegistry, type RunnerSocket } from './registry.ts';
 import { runnerLost, TurnRelay } from './relay.ts';
