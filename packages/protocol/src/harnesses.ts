@@ -12,7 +12,9 @@ import { z } from 'zod';
  * - `{{model}}`: the agent spec's model (the gateway maps it);
  * - `{{home}}`: the agent's home, where its settings and sessions live (kept with the workspace);
  * - `{{workspace}}`: the workspace;
- * - `{{install}}`: the folder the program's packages were installed in.
+ * - `{{install}}`: the folder the program's packages were installed in;
+ * - `{{platform}}`: the machine as npm names native packages (`linux-x64`), for a program whose
+ *   package only wraps a native one: its own command is started, not the wrapper.
  * The thread's token is never written into a file: a profile names the variable that carries it
  * (`token_env`), and its settings refer to that variable where the program allows.
  */

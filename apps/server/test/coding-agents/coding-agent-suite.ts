@@ -29,6 +29,11 @@ export function codingAgentSuite(
     asksPermission?: boolean;
     /** The size of the standby sandbox, and of the thread that takes it (default S). */
     standbySize?: 'S' | 'M';
+    /**
+     * The program's npm package wraps a native program in a Node launcher: the sandbox runs the
+     * native program and no launcher beside it (each matched in the sandbox's command lines).
+     */
+    wrapped?: { launcher: RegExp; native: RegExp };
   } = {},
 ) {
   const [database] = testDatabases();
@@ -216,6 +221,13 @@ export function codingAgentSuite(
         const errors = ofType(await allEvents(server, threadId), 'error');
         expect(next.status, JSON.stringify(errors)).toBe('idle');
         expect((await transcript(server, threadId)).at(-1)).toContain('seen: yes');
+
+        if (options.wrapped) {
+          await send(threadId, "::sh cat /proc/[0-9]*/cmdline | tr '\\0' ' '");
+          const listed = ofType(await allEvents(server, threadId), 'tool_call.end').at(-1)?.data.output;
+          expect(listed).toMatch(options.wrapped.native);
+          expect(listed).not.toMatch(options.wrapped.launcher);
+        }
       },
       turnTimeoutMs,
     );

@@ -1,3 +1,9 @@
 import { codingAgentSuite } from './coding-agent-suite.ts';
 
-codingAgentSuite('coding_gamma');
+// Its package's `codex-acp` is a Node script that starts the native program of the platform's package.
+codingAgentSuite('coding_gamma', {
+  wrapped: {
+    launcher: /\/codex-acp(\.js)?( |$)/m,
+    native: new RegExp(`/codex-acp-${process.platform}-${process.arch}( |$)`, 'm'),
+  },
+});

@@ -15,6 +15,11 @@ export interface ProfileValues {
   home: string;
   workspace: string;
   install: string;
+  /**
+   * The machine's platform as npm names its native packages (`linux-x64`, `linux-arm64`): the runner
+   * installs a program's optional native package for its own, which is the sandbox's.
+   */
+  platform: string;
 }
 
 /** The gateway's base URL for a dialect, as each program's own client expects it (D16). */

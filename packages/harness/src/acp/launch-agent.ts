@@ -55,6 +55,7 @@ export async function launchAgent(
     home,
     workspace: workspaceDir,
     install,
+    platform: `${process.platform}-${process.arch}`,
   };
   const skillsDir = parts.env.PADDOCK_SKILLS_DIR || undefined;
   const skills = skillsDir

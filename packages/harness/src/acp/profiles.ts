@@ -66,7 +66,9 @@ export const builtinProfiles: Record<string, HarnessProfileInput> = {
     program: 'Codex',
     version: '0.16.0',
     packages: { '@zed-industries/codex-acp': '0.16.0' },
-    command: ['codex-acp'],
+    // The package's own `codex-acp` is a Node launcher that waits beside the native program it starts
+    // (21 MiB in every Codex sandbox): the native one, from the optional package of this platform.
+    command: ['codex-acp-{{platform}}'],
     dialect: 'openai-responses',
     token_env: 'PADDOCK_GATEWAY_TOKEN',
     env: { CODEX_HOME: '{{home}}/.codex' },
