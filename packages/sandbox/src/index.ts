@@ -57,7 +57,6 @@ export { SupervisorClient, SupervisorRequestError } from './supervisor-link/supe
 export { type DialedLink, SupervisorDialIns } from './supervisor-link/supervisor-dial-ins.ts';
 export type { EntrypointOutputListener, EntrypointStream, SandboxStatus } from './thread-sandbox.ts';
 export { sandboxHands } from './turns/sandbox-hands.ts';
-export type { EntryStats, Refused, TreeWalkNode } from './workspace-io/requests.ts';
 export type { WorkspaceIo, WorkspaceIoOptions } from './workspace-io/workspace-io.ts';
 export { createWorkspaceIo } from './workspace-io/workspace-io.ts';
 export type { UidRange } from './workspaces/uid-claims.ts';

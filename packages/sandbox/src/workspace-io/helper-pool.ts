@@ -1,10 +1,7 @@
 import { closeSync, constants, openSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { workspaceHelperDir } from '@paddock/workspace-helper';
 import { HelperProcess } from './helper-process.ts';
-
-const helperDir = dirname(fileURLToPath(import.meta.url));
 
 /**
  * Helpers working on a request at once, over all workspaces; more requests wait for one (each is a
@@ -104,7 +101,7 @@ export class HelperPool {
       // Node and the helper's code reach it as descriptors (4: this directory, 5: Node), not by their
       // host paths, which the sandbox's user may have no way to (a checkout under /root, or in a
       // 0700 directory). The spawn has copied them when the constructor returns.
-      const code = openSync(helperDir, constants.O_RDONLY | constants.O_DIRECTORY);
+      const code = openSync(workspaceHelperDir, constants.O_RDONLY | constants.O_DIRECTORY);
       let helper: HelperProcess;
       try {
         const node = openSync(this.nodePath, constants.O_RDONLY);

@@ -1,7 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { Readable } from 'node:stream';
-import { encodeFrame, type Frame, FrameParser } from './frames.ts';
-import type { WorkspaceAnswer, WorkspaceRequest } from './requests.ts';
+import {
+  encodeFrame,
+  type Frame,
+  FrameParser,
+  type WorkspaceAnswer,
+  type WorkspaceRequest,
+} from '@paddock/workspace-helper';
 
 /**
  * One workspace helper process, seen from the server: requests go one at a time; `idle` says when

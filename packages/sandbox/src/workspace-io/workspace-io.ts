@@ -1,8 +1,14 @@
 import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type {
+  EntryStats,
+  Refused,
+  TreeWalkNode,
+  WorkspaceAnswer,
+  WorkspaceRequest,
+} from '@paddock/workspace-helper';
 import { HelperPool } from './helper-pool.ts';
 import type { HelperProcess } from './helper-process.ts';
-import type { EntryStats, Refused, TreeWalkNode, WorkspaceAnswer, WorkspaceRequest } from './requests.ts';
 
 export interface WorkspaceIoOptions {
   nodePath?: string;
