@@ -1,8 +1,8 @@
-import { findBwrap, isExecutable, probeBwrap } from './bwrap-probe.ts';
-import { type BwrapProviderOptions, createBwrapProvider, defaultSandboxUid } from './bwrap-provider.ts';
-import { createProcessProvider } from './process-provider.ts';
+import { findBwrap, isExecutable, probeBwrap } from './bwrap/bwrap-probe.ts';
+import { type BwrapProviderOptions, createBwrapProvider, defaultSandboxUid } from './bwrap/bwrap-provider.ts';
+import { sandboxSeccompFilter } from './bwrap/seccomp-filter.ts';
+import { createProcessProvider } from './process/process-provider.ts';
 import type { SandboxProvider } from './provider.ts';
-import { sandboxSeccompFilter } from './seccomp-filter.ts';
 
 /** What `GET /v2/machines/capabilities` reports about sandboxes. */
 export interface ProviderReport {

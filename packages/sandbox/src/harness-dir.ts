@@ -1,6 +1,6 @@
 import { chmod, mkdir, stat } from 'node:fs/promises';
-import { sandboxPaths } from './bwrap-args.ts';
 import type { CodeDir } from './code-paths.ts';
+import { sandboxPaths } from './sandbox-paths.ts';
 
 /**
  * The runner's program cache (ProgramCache's root) as the read-only directory a provider shows at

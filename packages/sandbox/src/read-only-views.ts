@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { releaseLeftoverMounts, releaseMountPoint } from './bwrap/shared-mount.ts';
 import { runToExit } from './run-to-exit.ts';
-import { releaseLeftoverMounts, releaseMountPoint } from './shared-mount.ts';
 
 /**
  * Read-only views of host directories whose paths a sandbox must not learn. A bind mount shows its

@@ -2,7 +2,7 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createBwrapProvider } from '../src/bwrap-provider.ts';
+import { createBwrapProvider } from '../src/bwrap/bwrap-provider.ts';
 import { defaultUidRange } from '../src/workspaces/uid-claims.ts';
 import { Workspaces } from '../src/workspaces/workspaces.ts';
 import { removeCgroupParent, testCgroupParent } from './temp-root.ts';

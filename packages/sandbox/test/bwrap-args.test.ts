@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bwrapArgs } from '../src/bwrap-args.ts';
+import { bwrapArgs } from '../src/bwrap/bwrap-args.ts';
 
 describe('bwrap arguments', () => {
   it('makes the code binds reachable when they sit under /tmp', () => {

@@ -3,7 +3,7 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiProxy, startApiProxy } from '../src/api-proxy.ts';
-import { type BwrapProvider, createBwrapProvider } from '../src/bwrap-provider.ts';
+import { type BwrapProvider, createBwrapProvider } from '../src/bwrap/bwrap-provider.ts';
 import { nodeInSandbox } from '../src/code-paths.ts';
 import { sandboxLimits } from '../src/limits.ts';
 import type { SandboxProcess, SandboxSize } from '../src/provider.ts';

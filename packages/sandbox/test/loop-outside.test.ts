@@ -4,7 +4,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DraftEvent, TurnCommand } from '@paddock/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBwrapProvider } from '../src/bwrap-provider.ts';
+import { createBwrapProvider } from '../src/bwrap/bwrap-provider.ts';
 import { Runner } from '../src/runner.ts';
 import { makeTempRoot, removeCgroupParent, testCgroupParent } from './temp-root.ts';
 import { startTestServer, type TestServer } from './test-server.ts';

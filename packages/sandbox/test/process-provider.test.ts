@@ -4,7 +4,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DraftEvent } from '@paddock/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProcessProvider } from '../src/process-provider.ts';
+import { createProcessProvider } from '../src/process/process-provider.ts';
 import type { SandboxProcess, SandboxProvider } from '../src/provider.ts';
 import { Runner } from '../src/runner.ts';
 import type { SandboxStatus } from '../src/thread-sandbox.ts';

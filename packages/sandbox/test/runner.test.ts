@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { installKey, ProgramCache } from '@paddock/harness';
 import { type DraftEvent, harnessProfileSchema, type SandboxLifecycle } from '@paddock/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBwrapProvider } from '../src/bwrap-provider.ts';
+import { createBwrapProvider } from '../src/bwrap/bwrap-provider.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSize } from '../src/provider.ts';
 import { Runner } from '../src/runner.ts';
 import type { EntrypointStream, SandboxStatus } from '../src/thread-sandbox.ts';

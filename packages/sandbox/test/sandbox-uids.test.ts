@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BwrapProvider, createBwrapProvider } from '../src/bwrap-provider.ts';
+import { type BwrapProvider, createBwrapProvider } from '../src/bwrap/bwrap-provider.ts';
 import { Runner } from '../src/runner.ts';
 import { defaultUidRange } from '../src/workspaces/uid-claims.ts';
 import { Workspaces } from '../src/workspaces/workspaces.ts';

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DraftEvent } from '@paddock/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBwrapProvider } from '../src/bwrap-provider.ts';
+import { createBwrapProvider } from '../src/bwrap/bwrap-provider.ts';
 import { Runner, type RunnerLog } from '../src/runner.ts';
 import { makeTempRoot, removeCgroupParent, testCgroupParent } from './temp-root.ts';
 import { startTestServer, type TestServer } from './test-server.ts';

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { chown, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BwrapProvider, createBwrapProvider } from '../src/bwrap-provider.ts';
+import { type BwrapProvider, createBwrapProvider } from '../src/bwrap/bwrap-provider.ts';
 import { Runner } from '../src/runner.ts';
 import type { SandboxStatus } from '../src/thread-sandbox.ts';
 import { defaultUidRange } from '../src/workspaces/uid-claims.ts';

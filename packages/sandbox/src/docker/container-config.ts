@@ -1,7 +1,7 @@
-import { sandboxPaths, skillPath } from '../bwrap-args.ts';
 import type { CodeDir } from '../code-paths.ts';
 import type { SandboxLimits } from '../limits.ts';
 import type { SkillMount } from '../provider.ts';
+import { sandboxPaths, skillPath } from '../sandbox-paths.ts';
 
 /** Labels every sandbox container carries, so a runner finds what a crashed one left behind. */
 export const containerLabels = { sandbox: 'dev.paddock.sandbox', runner: 'dev.paddock.runner' };

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { sandboxPaths } from '../bwrap-args.ts';
-import { bwrapSandboxEnv, bwrapSupervisorEnv, loopbackApiUrl } from '../bwrap-env.ts';
 import { type CodeDir, sandboxCodeLayout } from '../code-paths.ts';
 import { harnessCodeDir } from '../harness-dir.ts';
 import { sandboxLimits } from '../limits.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSpec } from '../provider.ts';
 import { ReadOnlyViews } from '../read-only-views.ts';
+import { isolatedSandboxEnv, isolatedSupervisorEnv, loopbackApiUrl } from '../sandbox-env.ts';
+import { sandboxPaths } from '../sandbox-paths.ts';
 import { containerConfig, containerLabels } from './container-config.ts';
 import { startContainerSandbox } from './container-sandbox.ts';
 import type { DockerEngine } from './engine.ts';
@@ -79,7 +79,7 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
     skills: 'bound',
     nodeDir: layout.nodeDir,
     apiUrlInside: loopbackApiUrl,
-    sandboxEnv: (_workspaceDir, env, size) => bwrapSandboxEnv(env, size, options.harnessDir !== undefined),
+    sandboxEnv: (_workspaceDir, env, size) => isolatedSandboxEnv(env, size, options.harnessDir !== undefined),
     async create(spec: SandboxSpec): Promise<SandboxProcess> {
       // The id names the container, so it must be one plain segment.
       if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/.test(spec.id))
@@ -93,7 +93,7 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
           id: spec.id,
           runnerKey,
           command: command(sandboxUid),
-          env: bwrapSupervisorEnv(),
+          env: isolatedSupervisorEnv(),
           uid: sandboxUid,
           supervisorDrops: asRoot,
           workspaceDir: spec.workspaceDir,

@@ -3,14 +3,14 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sandboxPaths } from '../bwrap-args.ts';
-import { bwrapSandboxEnv, loopbackApiUrl } from '../bwrap-env.ts';
 import { startChildSandbox } from '../child-sandbox-process.ts';
 import { type CodeDir, sandboxCodeLayout } from '../code-paths.ts';
 import { harnessCodeDir } from '../harness-dir.ts';
 import { sandboxLimits } from '../limits.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSpec } from '../provider.ts';
+import { isolatedSandboxEnv, loopbackApiUrl } from '../sandbox-env.ts';
 import { buildSandboxEtc } from '../sandbox-etc.ts';
+import { sandboxPaths } from '../sandbox-paths.ts';
 import { copySkillFolders } from '../skill-copies.ts';
 import { accelKernelArgs } from './accel.ts';
 import type { GuestShare } from './guest-init.ts';
@@ -110,7 +110,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
     skills: 'bound',
     nodeDir: layout.nodeDir,
     apiUrlInside: loopbackApiUrl,
-    sandboxEnv: (_workspaceDir, env, size) => bwrapSandboxEnv(env, size, options.harnessDir !== undefined),
+    sandboxEnv: (_workspaceDir, env, size) => isolatedSandboxEnv(env, size, options.harnessDir !== undefined),
     async create(spec: SandboxSpec): Promise<SandboxProcess> {
       if (!/^[A-Za-z0-9_.-]{1,200}$/.test(spec.id) || spec.id.startsWith('.')) {
         throw new Error(`invalid sandbox id: ${spec.id}`);

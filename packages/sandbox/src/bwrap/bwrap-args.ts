@@ -1,23 +1,6 @@
-import type { CodeDir } from './code-paths.ts';
-import type { SkillMount } from './provider.ts';
-
-/** Paths the supervisor sees; fixed so that scripts and the harness can rely on them. */
-export const sandboxPaths = {
-  workspace: '/workspace',
-  /**
-   * The host's API proxy socket, bound as a file at a fixed path: the sandbox sees nothing else of the
-   * runner's state, and a launcher spawned before its sandbox's spec is known can name it on argv. The
-   * bind holds the socket's inode, which lives as long as the runner's proxy, and so the sandbox.
-   */
-  apiSocket: '/run/paddock/api.sock',
-  /** The sandbox's own egress proxy socket, bound the same way (see sandbox-egress.ts). */
-  egressSocket: '/run/paddock/egress.sock',
-  shared: '/shared',
-  /** The thread's skills, each read-only at `/skills/<slug>` (PADDOCK_SKILLS_DIR). */
-  skills: '/skills',
-  /** The runner's cache of ACP programs, read-only (PADDOCK_HARNESS_DIR; see ProgramCache). */
-  harnesses: '/opt/paddock/harnesses',
-};
+import type { CodeDir } from '../code-paths.ts';
+import type { SkillMount } from '../provider.ts';
+import { sandboxPaths, skillPath } from '../sandbox-paths.ts';
 
 export interface BwrapArgsInput {
   /** The supervisor's own environment; the thread's arrives later over stdin (`configure`). */
@@ -80,13 +63,6 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
   for (const skill of input.skills ?? []) args.push('--ro-bind', skill.hostDir, skillPath(skill.slug));
   args.push('--bind', input.workspaceDir, sandboxPaths.workspace, '--chdir', sandboxPaths.workspace);
   return args;
-}
-
-/** Where a skill shows in the sandbox; its slug is one plain path segment (the registry's names). */
-export function skillPath(slug: string): string {
-  if (!/^[\w.-]+$/.test(slug) || slug === '.' || slug === '..')
-    throw new Error(`invalid skill slug: ${slug}`);
-  return `${sandboxPaths.skills}/${slug}`;
 }
 
 /** Every proper ancestor of the given absolute paths except `/`, parents before children. */

@@ -1,14 +1,16 @@
 import { loopbackApiPort } from '@paddock/supervisor';
-import { sandboxPaths } from './bwrap-args.ts';
 import { sandboxLimits } from './limits.ts';
 import type { SandboxSize } from './provider.ts';
+import { sandboxPaths } from './sandbox-paths.ts';
+
+// The environments of a sandbox with a filesystem of its own (bubblewrap, Docker, micro-VM).
 
 /**
- * The supervisor's own environment: bwrap starts from an empty one, and the supervisor reads none of
+ * The supervisor's own environment: the sandbox starts from an empty one, and the supervisor reads none of
  * it. Each process it starts gets the thread's, from the runner. One malloc arena: the supervisor is
  * a sandbox's whole idle cost, and it has one thread that allocates.
  */
-export function bwrapSupervisorEnv(): Record<string, string> {
+export function isolatedSupervisorEnv(): Record<string, string> {
   return { PATH: '/usr/bin:/bin', MALLOC_ARENA_MAX: '1' };
 }
 
@@ -16,7 +18,7 @@ export function bwrapSupervisorEnv(): Record<string, string> {
  * What everything the supervisor starts sees (the runner gives it each process). `harnesses`: the provider shows
  * the program cache at its fixed path.
  */
-export function bwrapSandboxEnv(
+export function isolatedSandboxEnv(
   env: Record<string, string>,
   size: SandboxSize,
   harnesses = false,

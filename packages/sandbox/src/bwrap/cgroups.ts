@@ -12,7 +12,7 @@ import {
 } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SandboxLimits } from './limits.ts';
+import type { SandboxLimits } from '../limits.ts';
 
 /** Where cgroup v1 controllers are mounted, and the group every sandbox's own group lives under. */
 export interface CgroupConfig {

@@ -2,10 +2,10 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { startChildSandbox } from './child-sandbox-process.ts';
+import { startChildSandbox } from '../child-sandbox-process.ts';
+import type { SandboxProcess, SandboxProvider, SandboxSpec } from '../provider.ts';
+import { buildSupervisor } from '../supervisor-link/build-supervisor.ts';
 import { descendantPids } from './process-tree.ts';
-import type { SandboxProcess, SandboxProvider, SandboxSpec } from './provider.ts';
-import { buildSupervisor } from './supervisor-link/build-supervisor.ts';
 
 export interface ProcessProviderOptions {
   nodePath?: string;

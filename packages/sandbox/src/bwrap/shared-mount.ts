@@ -1,6 +1,6 @@
 import { mkdir, readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { mount, unmountAll } from './mounts.ts';
+import { mount, unmountAll } from '../mounts.ts';
 
 /**
  * A sandbox's `/shared`: a host directory the sandbox binds at boot, made a shared mount point first.

@@ -1,7 +1,15 @@
 import { chmod, chown, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { bwrapArgs, sandboxPaths } from './bwrap-args.ts';
-import { bwrapSandboxEnv, bwrapSupervisorEnv, loopbackApiUrl } from './bwrap-env.ts';
+import { startChildSandbox } from '../child-sandbox-process.ts';
+import { type CodeDir, sandboxCodeLayout } from '../code-paths.ts';
+import { harnessCodeDir } from '../harness-dir.ts';
+import { sandboxLimits } from '../limits.ts';
+import type { SandboxProcess, SandboxProvider, SandboxSpec } from '../provider.ts';
+import { ReadOnlyViews } from '../read-only-views.ts';
+import { isolatedSandboxEnv, isolatedSupervisorEnv, loopbackApiUrl } from '../sandbox-env.ts';
+import { buildSandboxEtc } from '../sandbox-etc.ts';
+import { sandboxPaths } from '../sandbox-paths.ts';
+import { bwrapArgs } from './bwrap-args.ts';
 import { spawnBwrap } from './bwrap-launch.ts';
 import {
   type CgroupConfig,
@@ -12,13 +20,6 @@ import {
   removeOwnParent,
   SandboxCgroup,
 } from './cgroups.ts';
-import { startChildSandbox } from './child-sandbox-process.ts';
-import { type CodeDir, sandboxCodeLayout } from './code-paths.ts';
-import { harnessCodeDir } from './harness-dir.ts';
-import { sandboxLimits } from './limits.ts';
-import type { SandboxProcess, SandboxProvider, SandboxSpec } from './provider.ts';
-import { ReadOnlyViews } from './read-only-views.ts';
-import { buildSandboxEtc } from './sandbox-etc.ts';
 import { sandboxUserArgs } from './sandbox-user.ts';
 import { sandboxSeccompFilter } from './seccomp-filter.ts';
 import { releaseLeftoverMounts, SharedMount } from './shared-mount.ts';
@@ -132,7 +133,7 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
     skills: 'bound',
     nodeDir: layout.nodeDir,
     apiUrlInside: loopbackApiUrl,
-    sandboxEnv: (_workspaceDir, env, size) => bwrapSandboxEnv(env, size, options.harnessDir !== undefined),
+    sandboxEnv: (_workspaceDir, env, size) => isolatedSandboxEnv(env, size, options.harnessDir !== undefined),
     async create(spec: SandboxSpec): Promise<SandboxProcess> {
       // The id names the sandbox's cgroups, so it must be one plain path segment.
       if (!/^[A-Za-z0-9_.-]{1,200}$/.test(spec.id) || spec.id.startsWith('.')) {
@@ -148,7 +149,7 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
         launcher.start(
           [
             ...bwrapArgs({
-              env: bwrapSupervisorEnv(),
+              env: isolatedSupervisorEnv(),
               workspaceDir: spec.workspaceDir,
               etcDir: etc,
               code,

@@ -1,6 +1,6 @@
 import { access, constants } from 'node:fs/promises';
+import { runToExit } from '../run-to-exit.ts';
 import { launchBwrap } from './bwrap-launch.ts';
-import { runToExit } from './run-to-exit.ts';
 
 const probeTimeoutMs = 5_000;
 const searchedPaths = ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'];
