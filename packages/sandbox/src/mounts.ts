@@ -1,10 +1,9 @@
-import { spawn } from 'node:child_process';
 import { readFile, realpath } from 'node:fs/promises';
-import { runToExit } from './run-to-exit.ts';
+import { runHostCommand } from './host-commands/host-commands.ts';
 
 /** mount(8) with these arguments; throws with its message when it fails. Needs root. */
 export async function mount(args: string[]): Promise<void> {
-  const { code, stderr } = await mountCommand('mount', args);
+  const { code, stderr } = await runHostCommand('mount', args);
   if (code !== 0) throw new Error(`mount ${args.join(' ')} failed: ${stderr.trim()}`);
 }
 
@@ -16,7 +15,7 @@ export async function mount(args: string[]): Promise<void> {
 export async function unmountAll(path: string): Promise<void> {
   const point = await realpath(path).catch(() => path);
   for (let i = 0; i < 4; i++) {
-    const { code } = await mountCommand('umount', ['--lazy', point]).catch(() => ({ code: 1 }));
+    const { code } = await runHostCommand('umount', ['--lazy', point]).catch(() => ({ code: 1 }));
     if (code !== 0 || !(await mountPoints()).includes(point)) return;
   }
 }
@@ -35,13 +34,4 @@ export async function mountPoints(): Promise<string[]> {
 /** mountinfo writes space, tab, newline and backslash as octal escapes. */
 function unescapeMountPath(path: string): string {
   return path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
-}
-
-function mountCommand(command: 'mount' | 'umount', args: string[]) {
-  // Both live in /bin and /sbin, which a service's PATH may lack.
-  const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
-  // A group of its own: a signal to the server's group (a terminal's Ctrl-C, a service manager's
-  // stop) must not cut a mount or an unmount short while the server cleans up.
-  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], env, detached: true });
-  return runToExit(child, 30_000, command);
 }

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { link, open, stat, unlink } from 'node:fs/promises';
 import { dirname, sep } from 'node:path';
+import { type HostCommand, runHostCommand } from '../host-commands/host-commands.ts';
 import { mount, mountPoints, unmountAll } from '../mounts.ts';
-import { runToExit } from '../run-to-exit.ts';
 
 /**
  * A workspace's disk quota is the size of a filesystem of its own: a sparse ext4 image, loop-mounted
@@ -74,15 +73,7 @@ export async function releaseVolumesUnder(root: string): Promise<void> {
   for (const point of points.sort((a, b) => b.length - a.length)) await unmountAll(point);
 }
 
-function exec(command: string, args: string[]) {
-  // mkfs.ext4 lives in /usr/sbin, which a service's PATH may lack.
-  const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
-  // A group of its own, as mounts.ts's: a signal to the server's group must not cut it short.
-  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], env, detached: true });
-  return runToExit(child, 30_000, command);
-}
-
-async function run(command: string, args: string[]): Promise<void> {
-  const { code, stderr } = await exec(command, args);
+async function run(command: HostCommand, args: string[]): Promise<void> {
+  const { code, stderr } = await runHostCommand(command, args);
   if (code !== 0) throw new Error(`${command} ${args.join(' ')} failed: ${stderr.trim()}`);
 }
