@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { testHarnessCache } from '../packages/testing/src/harness-cache.ts';
+import { bareNodeBurstMs } from './bare-node-burst.ts';
 import { bareNodePss } from './bare-node-pss.ts';
 import { measureHarnessOverhead } from './harness-overhead.ts';
 import { hundredThreads } from './hundred-threads.ts';
@@ -150,6 +151,8 @@ try {
       create_to_first_chunk_ms: figures.create,
       create_to_first_chunk_back_to_back_ms: figures.burst,
       follow_up_to_first_chunk_ms: figures.followUp,
+      // The follow-up's request answered: its input stored, before any turn runs.
+      follow_up_acknowledged_ms: percentiles(latency.acknowledged),
       idle_sandbox_pss_mib: idleSandboxPss,
       idle_bare_node_pss_mib: bareNode,
       idle_sandbox_over_bare_node: ratio(idleSandboxPss.p50, bareNode.p50),
@@ -176,6 +179,12 @@ try {
         create_p50: ratio(figures.create.p50, peerFigures.create.p50),
         create_back_to_back_p95: ratio(figures.burst.p95, peerFigures.burst.p95),
         follow_up_p50: ratio(figures.followUp.p50, peerFigures.followUp.p50),
+        // The built-in harness alone, its model answering at once (to the request, then frame to
+        // chunk): what a follow-up costs even with nothing stored, claimed or streamed.
+        built_in_harness_alone_over_follow_up_p50: ratio(
+          harnessOverhead.turn_to_model_request_ms.p50 + harnessOverhead.model_frame_to_chunk_ms.p50,
+          peerFigures.followUp.p50,
+        ),
         idle_memory_p50: ratio(idleSandboxPss.p50, peerFigures.idlePss.p50),
         authenticated_get_rps: ratio(paddockRate, peerRate),
       },
@@ -192,7 +201,15 @@ try {
 const burst = await startServer('hundred');
 try {
   const hundred = await hundredThreads(burst.base, burst.token);
-  process.stdout.write(`${JSON.stringify({ ...report, hundred_threads_at_once: hundred }, null, 2)}\n`);
+  // The floor beside it: as many bare Node processes (the supervisors' binary and flags) at once.
+  const bareNodes = await bareNodeBurstMs(hundred.threads);
+  const atOnce = {
+    ...hundred,
+    bare_node_starts_ms: bareNodes,
+    last_first_turn_over_bare_node_starts:
+      Math.round((hundred.last_first_turn_settled_ms / bareNodes) * 100) / 100,
+  };
+  process.stdout.write(`${JSON.stringify({ ...report, hundred_threads_at_once: atOnce }, null, 2)}\n`);
 } finally {
   await burst.stop();
   rmSync(dataDir, { recursive: true, force: true });

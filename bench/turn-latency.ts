@@ -69,8 +69,8 @@ export async function createLatency(
 export async function firstChunkLatency(base: string, token: string, rounds: number) {
   const burst = await createLatency(base, token, rounds, 0);
   const spaced = await createLatency(base, token, rounds, 1000);
-  const followUp = await followUpLatency(base, token, spaced.threadId, rounds);
-  return { create: spaced.samples, burst: burst.samples, followUp, threadId: spaced.threadId };
+  const { followUp, acknowledged } = await followUpLatency(base, token, spaced.threadId, rounds);
+  return { create: spaced.samples, burst: burst.samples, followUp, acknowledged, threadId: spaced.threadId };
 }
 
 /**
@@ -82,13 +82,18 @@ export async function harnessLatency(base: string, token: string, harness: strin
   const agent = { harness, model: 'scripted' };
   await createLatency(base, token, 1, 0, agent);
   const create = await createLatency(base, token, rounds, 1000, agent);
-  const followUp = await followUpLatency(base, token, create.threadId, rounds);
+  const { followUp } = await followUpLatency(base, token, create.threadId, rounds);
   return { create: create.samples, followUp };
 }
 
+/**
+ * Follow-up → first chunk, and follow-up → its answer (the input stored and acknowledged, before any
+ * turn runs), on one thread.
+ */
 async function followUpLatency(base: string, token: string, threadId: string, rounds: number) {
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   const followUp: number[] = [];
+  const acknowledged: number[] = [];
   const stream = await openStream(base, token, threadId, 0);
   await stream.next('idle');
   for (let i = 0; i < rounds; i++) {
@@ -98,10 +103,11 @@ async function followUpLatency(base: string, token: string, threadId: string, ro
       headers,
       body: JSON.stringify({ messages: [{ content: `follow-up ${i}` }], run: true }),
     });
+    acknowledged.push(performance.now() - started);
     await stream.next('assistant.message.chunk');
     followUp.push(performance.now() - started);
     await stream.next('idle');
   }
   await stream.close();
-  return followUp;
+  return { followUp, acknowledged };
 }
