@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { readLines } from '@paddock/supervisor';
 
 /** The commands a runner runs as root on its host (see main.ts). */
-export type HostCommand = 'mount' | 'umount' | 'mkfs.ext4' | 'debugfs';
+export type HostCommand = 'mount' | 'umount' | 'mkfs.ext4';
 
 export interface HostCommandResult {
   code: number | null;

@@ -1,4 +1,4 @@
-// The runner's root-side commands (mount, umount, mkfs.ext4, debugfs), run by a small process of
+// The runner's root-side commands (mount, umount, mkfs.ext4), run by a small process of
 // their own: a spawn blocks the process that makes it for its fork and exec (10 to 15 ms each on a
 // small machine), and a sandbox's boot and handover take a dozen of them. Here they block this
 // process, not the runner's event loop. Node builtins only; it reads one request a line on stdin and
@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
 /** What the runner may ask for, and nothing else. */
-const allowed = new Set(['mount', 'umount', 'mkfs.ext4', 'debugfs']);
+const allowed = new Set(['mount', 'umount', 'mkfs.ext4']);
 /** They live in /sbin and /usr/sbin, which a service's PATH may lack. */
 const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
 const maxStderrChars = 10_000;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { link, open, stat, unlink } from 'node:fs/promises';
-import { dirname, sep } from 'node:path';
+import { link, open, rmdir, stat, unlink } from 'node:fs/promises';
+import { dirname, join, sep } from 'node:path';
 import { type HostCommand, runHostCommand } from '../host-commands/host-commands.ts';
 import { mount, mountPoints, unmountAll } from '../mounts.ts';
 
@@ -32,8 +32,6 @@ export async function makeVolumeImage(image: string, bytes: number, uid: number)
       `root_owner=${uid}:${uid},lazy_itable_init=1,lazy_journal_init=1`,
       scratch,
     ]);
-    // The workspace is the volume's root: an empty one lists nothing (fsck makes it again if needed).
-    await run('debugfs', ['-w', '-R', 'rmdir lost+found', scratch]);
     await link(scratch, image);
     return true;
   } catch (error) {
@@ -43,6 +41,14 @@ export async function makeVolumeImage(image: string, bytes: number, uid: number)
     await file.close().catch(() => {});
     await unlink(scratch).catch(() => {});
   }
+}
+
+/**
+ * The workspace is the volume's root, so a new one lists nothing: mkfs's `lost+found` goes, once the
+ * volume that was just made is mounted and before any sandbox has it (fsck makes it again if needed).
+ */
+export async function clearNewVolume(dir: string): Promise<void> {
+  await rmdir(join(dir, 'lost+found')).catch(() => {});
 }
 
 /** Mounts the image at `dir`; nosuid and nodev, so nothing on it can raise privileges on the host. */

@@ -6,6 +6,7 @@ import type { SandboxSize } from '../provider.ts';
 import { UidClaims, type UidRange } from './uid-claims.ts';
 import {
   bindVolume,
+  clearNewVolume,
   isMountPoint,
   makeVolumeImage,
   mountVolume,
@@ -148,7 +149,10 @@ export class Workspaces {
       }
       // The directory's own owner too: it is the record while the volume is not mounted.
       await lchown(dir, uid, uid);
-      if (quota > 0) await this.#mount(dir);
+      if (quota > 0) {
+        await this.#mount(dir);
+        await clearNewVolume(dir);
+      }
       return { dir, uid };
     } catch (error) {
       await claims.release(uid);
