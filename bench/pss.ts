@@ -46,7 +46,7 @@ export function sandboxPssMiB(counted: (cmdline: string) => boolean = () => true
  */
 export function supervisorPssMiB(): number[] {
   const own = (cmdline: string) =>
-    /^[^\0]*\/bwrap\0/.test(cmdline) || cmdline.includes('/supervisor/main.js\0');
+    /^[^\0]*\/bwrap\0/.test(cmdline) || cmdline.includes('/supervisor/paddock-supervisor\0');
   const all = sandboxPssMiB();
   const supervisors = sandboxPssMiB(own);
   // Only the sandboxes that run a program of their own.

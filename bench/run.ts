@@ -2,7 +2,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { testHarnessCache } from '../packages/testing/src/harness-cache.ts';
-import { bareNodeBurstMs } from './bare-node-burst.ts';
 import { bareNodePss } from './bare-node-pss.ts';
 import { measureHarnessOverhead } from './harness-overhead.ts';
 import { hundredThreads } from './hundred-threads.ts';
@@ -200,15 +199,7 @@ try {
 // A hundred threads at once, on a server of their own (the sandboxes counted are theirs alone).
 const burst = await startServer('hundred');
 try {
-  const hundred = await hundredThreads(burst.base, burst.token);
-  // The floor beside it: as many bare Node processes (the supervisors' binary and flags) at once.
-  const bareNodes = await bareNodeBurstMs(hundred.threads);
-  const atOnce = {
-    ...hundred,
-    bare_node_starts_ms: bareNodes,
-    last_first_turn_over_bare_node_starts:
-      Math.round((hundred.last_first_turn_settled_ms / bareNodes) * 100) / 100,
-  };
+  const atOnce = await hundredThreads(burst.base, burst.token);
   process.stdout.write(`${JSON.stringify({ ...report, hundred_threads_at_once: atOnce }, null, 2)}\n`);
 } finally {
   await burst.stop();

@@ -117,7 +117,7 @@ describe.skipIf(unavailable !== undefined).each(testDatabases().slice(0, 1))(
         `(echo > /dev/tcp/127.0.0.1/${new URL(server.url).port}) 2>/dev/null && echo reached-server || echo server-unreachable`,
         'test -e /var/run/docker.sock && echo docker-socket || echo no-docker-socket',
         'touch /usr/x 2>/dev/null && echo image-writable || echo image-read-only',
-        'test -r /opt/paddock/supervisor/main.js && echo supervisor-at-opt-paddock',
+        'test -x /opt/paddock/supervisor/paddock-supervisor && echo supervisor-at-opt-paddock',
         'test -e /opt/paddock/node_modules || test -e /opt/paddock/packages || echo no-node-modules',
         'touch /opt/paddock/supervisor/x 2>/dev/null && echo code-writable || echo code-read-only',
         `test -e ${projectRoot} && echo checkout-visible; grep -c ${projectRoot} /proc/self/mountinfo`,

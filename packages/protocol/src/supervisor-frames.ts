@@ -11,6 +11,13 @@ import { z } from 'zod';
  * supervisor sends with `supervisorFrameSchema` before acting on it.
  */
 
+/** Inside a sandbox PADDOCK_API_URL is http://127.0.0.1:8787, the supervisor's door to the API: fixed, so scripts can rely on it. */
+export const loopbackApiPort = 8787;
+/** Inside a sandbox HTTP(S)_PROXY is http://127.0.0.1:8788, the supervisor's door to the egress proxy. */
+export const egressPort = 8788;
+/** The variable every process a turn or code run starts inherits: which run started it (what a Stop kills). */
+export const runIdVariable = 'PADDOCK_RUN_ID';
+
 /** The longest frame either side takes, in characters: bounds what one sandbox can make a runner hold. */
 export const maxSupervisorFrameChars = 64 * 1024 * 1024;
 

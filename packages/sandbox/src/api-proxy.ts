@@ -1,7 +1,7 @@
 import { chmod, mkdir, rm } from 'node:fs/promises';
 import { connect, createServer, type Socket } from 'node:net';
 import { dirname } from 'node:path';
-import { pipeSockets } from '@paddock/supervisor';
+import { pipeSockets } from './pipe-sockets.ts';
 
 export interface ApiTarget {
   host: string;

@@ -15,19 +15,19 @@ export interface CodeLayout {
   dirs: CodeDir[];
   /** The supervisor's command line, as the sandbox names its files. */
   command: string[];
-  /** The Node binary, as the sandbox names it. */
+  /** The Node binary, as the sandbox names it (the coding-agent programs run on it). */
   node: string;
   /** Its directory, as the sandbox names it (programs on Node find it first on their PATH). */
   nodeDir: string;
-  /** The supervisor's entry file, as the sandbox names it. */
+  /** The supervisor's program, as the sandbox names it. */
   supervisor: string;
 }
 
 /**
- * What a sandbox needs to run its supervisor, and nothing else of Paddock's: the supervisor built
- * into `buildDir` (plain JavaScript, Node builtins only; see build-supervisor.ts), shown at
- * /opt/paddock/supervisor, and the Node binary, under /usr where it is there already, else its
- * directory shown at /opt/paddock/node.
+ * What a sandbox needs of Paddock's, and nothing else: the supervisor built into `buildDir` (one
+ * static program; see build-supervisor.ts), shown at /opt/paddock/supervisor, and the Node binary
+ * the coding-agent programs run on, under /usr where it is there already, else its directory shown
+ * at /opt/paddock/node.
  */
 export async function sandboxCodeLayout(buildDir: string, nodePath: string): Promise<CodeLayout> {
   const main = await buildSupervisor(buildDir);
@@ -38,19 +38,12 @@ export async function sandboxCodeLayout(buildDir: string, nodePath: string): Pro
     dirs.push({ host: dirname(realpathSync(nodePath)), inside: dirname(node) });
   return {
     dirs,
-    command: [node, ...supervisorNodeFlags, supervisor],
+    command: [supervisor],
     node,
     nodeDir: dirname(node),
     supervisor,
   };
 }
-
-/**
- * Node's flags for the supervisor, the one process every idle sandbox keeps (measured with
- * bench/pss.ts: about 1 MiB PSS less than without): no JIT (its work is system calls, JSON and
- * base64, all native), a young generation of at most 1 MiB, and no threads of V8's own.
- */
-export const supervisorNodeFlags = ['--jitless', '--max-semi-space-size=1', '--single-threaded'];
 
 /** Where a sandbox sees the Node binary at `nodePath`: its own path under /usr, else in /opt/paddock/node. */
 export function nodeInSandbox(nodePath: string): string {

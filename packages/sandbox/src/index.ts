@@ -5,7 +5,7 @@ export { createBwrapProvider, defaultSandboxUid } from './bwrap/bwrap-provider.t
 export type { CgroupConfig } from './bwrap/cgroups.ts';
 export { defaultCgroupConfig, ownCgroupConfig } from './bwrap/cgroups.ts';
 export type { CodeDir, CodeLayout } from './code-paths.ts';
-export { nodeInSandbox, sandboxCodeLayout, supervisorNodeFlags } from './code-paths.ts';
+export { nodeInSandbox, sandboxCodeLayout } from './code-paths.ts';
 export type { DetectProviderOptions, ProviderReport } from './detect-provider.ts';
 export { detectProvider } from './detect-provider.ts';
 export type { RootfsOptions } from './docker/base-image.ts';

@@ -1,4 +1,4 @@
-import { loopbackApiPort } from '@paddock/supervisor';
+import { loopbackApiPort } from '@paddock/protocol';
 import { sandboxLimits } from './limits.ts';
 import type { SandboxSize } from './provider.ts';
 import { sandboxPaths } from './sandbox-paths.ts';

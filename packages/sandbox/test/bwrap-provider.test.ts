@@ -176,7 +176,7 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
       [
         `test -e '${projectRoot}' && echo checkout visible`,
         'ls /opt/paddock',
-        'test -r /opt/paddock/supervisor/main.js && echo supervisor',
+        'test -x /opt/paddock/supervisor/paddock-supervisor && echo supervisor',
         'touch /opt/paddock/supervisor/x 2>/dev/null || echo read-only',
         `'${nodeInside}' -e 'console.log(process.execPath)'`,
         'grep -c node_modules /proc/self/mountinfo',
@@ -262,11 +262,11 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('bwrap provider', () => {
       'tr "\\0" " " < /proc/$PPID/cmdline; echo; cat /proc/$PPID/environ >/dev/null 2>&1 && echo read || echo refused',
     );
     const [cmdline, environ] = run.stdout.trimEnd().split('\n');
-    expect(cmdline).toContain('supervisor/main.js --api-socket /run/paddock/api.sock');
+    expect(cmdline).toContain('supervisor/paddock-supervisor --api-socket /run/paddock/api.sock');
     expect(cmdline).not.toContain('s3cret-value');
     expect(environ).toBe('refused');
     // Seen from the host (root reads any process's): the supervisors' own environment holds no secret.
-    const supervisors = pidsWithMarker('supervisor/main.js');
+    const supervisors = pidsWithMarker('supervisor/paddock-supervisor');
     expect(supervisors.length).toBeGreaterThan(0);
     for (const pid of supervisors) {
       const outside = await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => '');

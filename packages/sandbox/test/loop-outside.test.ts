@@ -69,11 +69,11 @@ describe.skipIf(!existsSync('/usr/bin/bwrap') || process.getuid?.() !== 0)(
       expect((await stat(join(workspaceDir, 'first.txt'))).uid).toBe(Number(uid));
       expect(written).toBe('first');
       // In the sandbox: bubblewrap's init, the supervisor (root's, acting as the user), the tool's
-      // own processes; no Node process but the supervisor, no harness, no model client.
+      // own processes; no Node process at all, no harness, no model client.
       // (ruser: the real uid; bubblewrap's init names the supervisor's command among its own.)
-      const node = processes.filter((line) => /^\S+ +\S*\/node /.test(line));
-      expect(node).toEqual([
-        expect.stringMatching(/^root +\/opt\/paddock\/node\/node .*\/opt\/paddock\/supervisor\/main\.js /),
+      expect(processes.filter((line) => /\/node\b/.test(line))).toEqual([]);
+      expect(processes.filter((line) => /^\S+ +\/opt\/paddock\/supervisor\//.test(line))).toEqual([
+        expect.stringMatching(/^root +\/opt\/paddock\/supervisor\/paddock-supervisor /),
       ]);
       expect(output).not.toMatch(/harness|@ai-sdk|node_modules/);
     });

@@ -3,11 +3,11 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { encodeFrame, frameDecoder, frameType } from '@paddock/supervisor';
 import { describe, expect, it } from 'vitest';
 import { probeAccel } from '../src/microvm/accel-probe.ts';
 import { cpioArchive } from '../src/microvm/cpio.ts';
 import { moduleLoadOrder } from '../src/microvm/guest-kernel.ts';
+import { encodeFrame, frameDecoder, frameType } from '../src/microvm/port-frames.ts';
 import { servePort } from '../src/microvm/serve-port.ts';
 
 const qemu = '/usr/bin/qemu-system-x86_64';

@@ -84,7 +84,7 @@ describe('process provider', () => {
       'tr "\\0" " " < /proc/$PPID/cmdline; echo; tr "\\0" "\\n" < /proc/$PPID/environ',
     );
     const [cmdline, ...environ] = run.stdout.trimEnd().split('\n');
-    expect(cmdline).toContain('supervisor/main.js');
+    expect(cmdline).toContain('supervisor/paddock-supervisor');
     expect(environ).toEqual(['PATH=/usr/local/bin:/usr/bin:/bin']);
   });
 

@@ -162,7 +162,7 @@ describe.skipIf(!existsSync('/usr/bin/bwrap'))('runner on bwrap', () => {
     expect(standbyDirs(join(root.path, 'runner'))).not.toContain(standbyId);
 
     const supervisor = output.map((each) => each.text).join('');
-    expect(supervisor).toContain('supervisor/main.js --api-socket /run/paddock/api.sock');
+    expect(supervisor).toContain('supervisor/paddock-supervisor --api-socket /run/paddock/api.sock');
     expect(supervisor).toContain('environ refused');
     expect(supervisor).not.toContain('sekrit');
     expect(supervisor).not.toContain('pdk_thr_test');

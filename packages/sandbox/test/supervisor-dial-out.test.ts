@@ -60,7 +60,7 @@ describe('a supervisor that dials out over a WebSocket', () => {
     const tokenFile = join(root.path, `${sandboxId}-${children.length}.token`);
     await writeFile(tokenFile, `${token}\n`, { mode: 0o600 });
     const flags = ['--connect', `${url}/supervisors/${sandboxId}/link`, '--token-file', tokenFile];
-    const child = spawn(process.execPath, [main, ...flags], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(main, flags, { stdio: ['ignore', 'ignore', 'pipe'] });
     children.push(child);
     return child;
   }
@@ -148,9 +148,11 @@ describe('a supervisor that dials out over a WebSocket', () => {
     const { port } = closed.address() as AddressInfo;
     await new Promise((resolve) => closed.close(resolve));
     const child = spawn(
-      process.execPath,
-      [main, '--connect', `ws://127.0.0.1:${port}/supervisors/x/link`, '--token-file', tokenFile],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
+      main,
+      ['--connect', `ws://127.0.0.1:${port}/supervisors/x/link`, '--token-file', tokenFile],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
     );
     children.push(child);
     let stderr = '';

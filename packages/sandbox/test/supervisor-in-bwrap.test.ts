@@ -54,11 +54,7 @@ describe.skipIf(!asRoot || !existsSync('/usr/bin/bwrap') || process.arch !== 'x6
         privileged: true,
         seccomp: sandboxSeccompFilter(),
         supervisorDrops: true,
-        command: [
-          `/opt/paddock/node/${basename(node)}`,
-          `/opt/paddock/supervisor/${basename(main)}`,
-          '--own-pids',
-        ],
+        command: [`/opt/paddock/supervisor/${basename(main)}`, '--own-pids'],
       });
       launcher.start(
         [

@@ -26,7 +26,7 @@ function toSupervisorPipe(producer: string): string {
     'while (my $n = sysread(STDIN, my $buf, 65536)) { syswrite($out, $buf, $n) }',
     'print "wrote to the link\\n";',
   ].join(' ');
-  const pid = "$(pgrep -o -f 'supervisor/main[.]js')";
+  const pid = "$(pgrep -o -f 'supervisor/paddock-supervisor')";
   return `::sh ${producer} | perl -e '${copyToFd1}' ${pid} 2>&1`;
 }
 

@@ -44,7 +44,7 @@ describe('the supervisor, as a plain child process', () => {
     root = await makeTempRoot('supervisor');
     const main = await buildSupervisor(join(root.path, 'supervisor'));
     workspace = await root.dir('workspace');
-    child = spawn(process.execPath, [main], { stdio: ['pipe', 'pipe', 'inherit'] });
+    child = spawn(main, [], { stdio: ['pipe', 'pipe', 'inherit'] });
     client = new SupervisorClient({
       input: child.stdin!,
       output: child.stdout!,

@@ -20,7 +20,7 @@ export function testSupervisor(): Promise<{ hands: SandboxHands; client: Supervi
   started ??= (async () => {
     const dir = mkdtempSync(join(tmpdir(), 'paddock-test-supervisor-'));
     const main = await buildSupervisor(join(dir, 'supervisor'));
-    const child: ChildProcess = spawn(process.execPath, [main], {
+    const child: ChildProcess = spawn(main, [], {
       stdio: ['pipe', 'pipe', 'inherit'],
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
     });

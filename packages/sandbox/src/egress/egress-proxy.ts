@@ -9,7 +9,7 @@ import {
 import { type AddressInfo, connect, isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type AddressRange, blockListOf, type EventData, isAddressAllowed } from '@paddock/protocol';
-import { pipeSockets } from '@paddock/supervisor';
+import { pipeSockets } from '../pipe-sockets.ts';
 import type { EgressPolicy } from './network-policy.ts';
 
 /**

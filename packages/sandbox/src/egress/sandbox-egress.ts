@@ -1,7 +1,6 @@
 import { chmod, mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { AddressRange } from '@paddock/protocol';
-import { egressPort } from '@paddock/supervisor';
+import { type AddressRange, egressPort } from '@paddock/protocol';
 import { type EgressProxy, type EgressRecord, startEgressProxy } from './egress-proxy.ts';
 import {
   type EgressDecision,

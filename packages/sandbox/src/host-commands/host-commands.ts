@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
-import { readLines } from '@paddock/supervisor';
+import { readLines } from '../read-lines.ts';
 
 /** The commands a runner runs as root on its host (see main.ts). */
 export type HostCommand = 'mount' | 'umount' | 'mkfs.ext4';

@@ -1,5 +1,5 @@
 import { connect, type Socket } from 'node:net';
-import { bindStream, type FrameType, frameDecoder, frameType } from '@paddock/supervisor';
+import { bindStream, type FrameType, frameDecoder, frameType } from './port-frames.ts';
 
 /**
  * The host end of a micro-VM's API or egress port (QEMU's chardev connection): each stream the

@@ -61,7 +61,7 @@ export function createProcessProvider(options: ProcessProviderOptions = {}): San
     },
     async create(spec: SandboxSpec): Promise<SandboxProcess> {
       const { main } = await build();
-      const child = spawn(nodePath, [main], {
+      const child = spawn(main, [], {
         cwd: spec.workspaceDir,
         env: { PATH: path },
         stdio: ['pipe', 'pipe', 'pipe'],

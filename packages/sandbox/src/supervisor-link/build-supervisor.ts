@@ -1,61 +1,72 @@
-import { access, chmod, lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { stripTypeScriptTypes } from 'node:module';
-import { dirname, join, relative } from 'node:path';
-import { supervisorEntry, supervisorSourceDir } from '@paddock/supervisor';
-import { toCommonJs } from './to-common-js.ts';
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  access,
+  chmod,
+  copyFile,
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  writeFile,
+} from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { supervisorBinary, supervisorSourceDir } from '@paddock/supervisor';
 
-/** A relative import of a TypeScript module, as the supervisor's sources write them. */
-const tsSpecifier = /((?:from|import)\s*\(?\s*)(['"])(\.{1,2}\/[^'"]+)\.ts\2/g;
-/** Every module a built file requires. */
-const anySpecifier = /\brequire\((['"])([^'"]+)\1\)/g;
+const run = promisify(execFile);
 
 /**
- * Builds the supervisor a sandbox runs: its TypeScript with the types stripped (Node's own
- * stripping, so no build tool), as plain CommonJS in `outDir`, which a provider shows read-only
- * in the sandbox. Type stripping at run time would load a WebAssembly compiler into every sandbox
- * (some 13 MiB each). Refuses a source that imports anything but Node's builtins and its own files:
- * a sandbox has Node and this folder, nothing else. Answers the entry file's path.
+ * Builds the supervisor a sandbox runs into `outDir`, which a provider shows read-only in the
+ * sandbox: one static program (Go, its standard library only), so a sandbox needs nothing of
+ * Paddock's and no runtime to start it, and a burst of sandboxes does not wait on a hundred Node
+ * starts. Built once per version of its sources into the user's cache (the first build takes Go
+ * some seconds; later ones copy), then copied. Answers the program's path.
  */
 export async function buildSupervisor(outDir: string): Promise<string> {
+  const built = await cachedBuild();
   await clearEarlierBuild(outDir);
-  for (const source of await sourcesOf(supervisorSourceDir)) {
-    const name = relative(supervisorSourceDir, source);
-    if (name === 'index.ts') continue;
-    const code = toCommonJs(
-      stripTypes(await readFile(source, 'utf8')).replace(tsSpecifier, '$1$2$3.js$2'),
-      name,
-    );
-    for (const [, , specifier] of code.matchAll(anySpecifier)) {
-      if (!specifier!.startsWith('node:') && !specifier!.startsWith('.'))
-        throw new Error(`the supervisor's ${name} imports ${specifier}: it may import only node: builtins`);
-    }
-    const target = join(outDir, name.replace(/\.ts$/, '.js'));
-    await mkdir(dirname(target), { recursive: true, mode: 0o755 });
-    await writeFile(target, code, { mode: 0o644 });
-  }
-  // CommonJS, said once for the folder (see to-common-js.ts).
-  await writeFile(join(outDir, 'package.json'), '{ "type": "commonjs" }\n', { mode: 0o644 });
+  await mkdir(outDir, { recursive: true, mode: 0o755 });
+  const target = join(outDir, supervisorBinary);
+  await copyFile(built, target);
+  await chmod(target, 0o755);
   await writeFile(join(outDir, buildMarker), '', { mode: 0o644 });
   await chmod(outDir, 0o755);
-  return join(outDir, supervisorEntry.replace(/\.ts$/, '.js'));
+  return target;
 }
 
-/**
- * Node's type stripping: the same Node runs the server's own TypeScript, where it is no longer
- * experimental, but as a function it still says so once, on stderr, which would be a line in every
- * server's log. That one warning is not passed on.
- */
-function stripTypes(source: string): string {
-  const emitWarning = process.emitWarning;
-  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
-    if (String(warning).includes('stripTypeScriptTypes')) return;
-    (emitWarning as (...args: unknown[]) => void).call(process, warning, ...rest);
-  }) as typeof process.emitWarning;
+/** The program built from the sources as they are, from the cache or built now. */
+async function cachedBuild(): Promise<string> {
+  const cacheRoot = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'paddock', 'supervisor');
+  const built = join(cacheRoot, await sourcesDigest(), supervisorBinary);
+  if (await exists(built)) return built;
+  await mkdir(join(built, '..'), { recursive: true });
+  // Built aside and renamed into place: two servers building at once never run half a file.
+  const scratch = `${built}.${process.pid}-${Date.now()}`;
   try {
-    return stripTypeScriptTypes(source);
-  } finally {
-    process.emitWarning = emitWarning;
+    await run('go', ['build', '-trimpath', '-ldflags=-s -w', '-o', scratch, '.'], {
+      cwd: supervisorSourceDir,
+      env: { ...process.env, CGO_ENABLED: '0', GOPROXY: 'off', GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local' },
+    });
+  } catch (error) {
+    const { code, stderr } = error as { code?: string; stderr?: string };
+    if (code === 'ENOENT')
+      throw new Error("building the sandbox's supervisor needs Go 1.19 or later on PATH (Debian: golang-go)");
+    throw new Error(`building the sandbox's supervisor failed: ${stderr?.trim() || String(error)}`);
   }
+  await rename(scratch, built);
+  return built;
+}
+
+/** What the build depends on: every source file's name and content. */
+async function sourcesDigest(): Promise<string> {
+  const hash = createHash('sha256');
+  const names = (await readdir(supervisorSourceDir)).filter((name) => /\.go$|^go\.mod$/.test(name)).sort();
+  for (const name of names) hash.update(`${name}\0`).update(await readFile(join(supervisorSourceDir, name)));
+  return hash.digest('hex').slice(0, 16);
 }
 
 /** The file a build leaves in its folder: the only folder a later build removes. */
@@ -67,21 +78,14 @@ async function clearEarlierBuild(outDir: string): Promise<void> {
   if (!found) return;
   const earlier =
     found.isDirectory() &&
-    ((await readdir(outDir)).length === 0 ||
-      (await access(join(outDir, buildMarker)).then(
-        () => true,
-        () => false,
-      )));
+    ((await readdir(outDir)).length === 0 || (await exists(join(outDir, buildMarker))));
   if (!earlier) throw new Error(`${outDir} is not an earlier build of the supervisor: not replaced`);
   await rm(outDir, { recursive: true, force: true });
 }
 
-async function sourcesOf(dir: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) found.push(...(await sourcesOf(path)));
-    else if (entry.name.endsWith('.ts')) found.push(path);
-  }
-  return found;
+function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
 }

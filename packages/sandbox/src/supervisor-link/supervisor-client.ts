@@ -12,7 +12,7 @@ import {
   supervisorAnswerSchemas,
   supervisorFrameSchema,
 } from '@paddock/protocol';
-import { readLines } from '@paddock/supervisor';
+import { readLines } from '../read-lines.ts';
 import { RemoteProcess } from './remote-process.ts';
 
 /** A request the supervisor refused or failed: its code is the system's (ENOENT) or `path_refused`. */

@@ -1,15 +1,15 @@
 // Code runs for `POST /v2/tasks/{id}/code/run/sync`, and the probe of the languages.
 import { randomBytes } from 'node:crypto';
 import { runInSandbox, type SandboxHands, type SandboxRun } from '@paddock/harness';
-import type {
-  CodeLanguage,
-  CodeLanguageInfo,
-  CodeRunResult,
-  SandboxExec,
-  SandboxExecResult,
+import {
+  type CodeLanguage,
+  type CodeLanguageInfo,
+  type CodeRunResult,
+  runIdVariable,
+  type SandboxExec,
+  type SandboxExecResult,
 } from '@paddock/protocol';
 import { createOutputTail } from '@paddock/run-process';
-import { runIdVariable } from '@paddock/supervisor';
 
 type CodeRun = Extract<SandboxExec, { op: 'run' }>;
 

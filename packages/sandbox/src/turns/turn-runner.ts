@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Harness, HarnessTurnInput, SandboxHands } from '@paddock/harness';
-import type { DraftEvent, SteeredMessage, TurnCommand, TurnResult } from '@paddock/protocol';
-import { runIdVariable } from '@paddock/supervisor';
+import {
+  type DraftEvent,
+  runIdVariable,
+  type SteeredMessage,
+  type TurnCommand,
+  type TurnResult,
+} from '@paddock/protocol';
 import type { LanguageModel, ModelMessage } from 'ai';
 import type { SupervisorClient } from '../supervisor-link/supervisor-client.ts';
 import type { McpServers } from './mcp/mcp-servers.ts';

@@ -1,9 +1,6 @@
 import type { Socket } from 'node:net';
 
-/**
- * Joins two half-open-capable sockets both ways. Used by the host API proxy and by the supervisor's
- * loopback listener, so it may only import node builtins.
- */
+/** Joins two half-open-capable sockets both ways (the API proxy, the egress proxy). */
 export function pipeSockets(a: Socket, b: Socket): void {
   a.pipe(b);
   b.pipe(a);

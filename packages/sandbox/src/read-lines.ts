@@ -10,8 +10,6 @@ export interface ReadLinesBound {
 /**
  * Calls `onLine` with each complete line of a text stream; answers a function that stops delivering
  * (and buffering). With a bound, a line never grows past it in memory: the writer may be a sandbox.
- * Shared by the runner and the supervisor, so it may only import node builtins (the supervisor's boot
- * time depends on it).
  */
 export function readLines(
   stream: Readable,

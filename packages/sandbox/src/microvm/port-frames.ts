@@ -3,8 +3,8 @@ import type { Socket } from 'node:net';
 /**
  * Many TCP connections over one byte stream (a virtio-serial port, which carries exactly one): each
  * frame is a type byte, a 32-bit stream id and a 32-bit payload length, then the payload. The guest
- * opens streams; either side may end its half (`end`) or drop the stream (`close`). Only node
- * builtins: the supervisor loads this before `ready`.
+ * opens streams; either side may end its half (`end`) or drop the stream (`close`). The host's end;
+ * the supervisor's is `packages/supervisor/port_streams.go`.
  */
 export const frameType = { open: 1, data: 2, end: 3, close: 4 } as const;
 export type FrameType = (typeof frameType)[keyof typeof frameType];

@@ -1,0 +1,3 @@
+module paddock.dev/supervisor
+
+go 1.19
