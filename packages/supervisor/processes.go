@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,7 +40,7 @@ func (p *processes) start(r *request, runs *runProcesses) (int, error) {
 	}
 	program, err := lookPath(r.Argv[0], path, r.Cwd)
 	if err != nil {
-		return 0, err
+		return 0, startError(r.Argv[0], err)
 	}
 	// Not a socket as stdin unless asked: bash, seeing one, takes itself for a remote shell.
 	stdinRead, stdinWrite, err := stdinOf(r.Stdin)
@@ -79,7 +80,7 @@ func (p *processes) start(r *request, runs *runProcesses) (int, error) {
 		if stdinWrite != nil {
 			stdinWrite.Close()
 		}
-		return 0, err
+		return 0, startError(r.Argv[0], err)
 	}
 	c := &child{pid: process.Pid}
 	if stdinWrite != nil {
@@ -113,7 +114,17 @@ func lookPath(name, path, cwd string) (string, error) {
 			return candidate, nil
 		}
 	}
-	return "", &os.PathError{Op: "spawn", Path: name, Err: syscall.ENOENT}
+	return "", syscall.ENOENT
+}
+
+// Why a program did not start, said as a shell's user reads it and as Node said it: "spawn bash ENOENT".
+func startError(name string, err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		code := errnoName(errno)
+		return &codedError{code, fmt.Sprintf("spawn %s %s", name, code)}
+	}
+	return err
 }
 
 func stdinOf(wanted bool) (*os.File, *os.File, error) {

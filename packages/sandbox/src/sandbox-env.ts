@@ -7,11 +7,10 @@ import { sandboxPaths } from './sandbox-paths.ts';
 
 /**
  * The supervisor's own environment: the sandbox starts from an empty one, and the supervisor reads none of
- * it. Each process it starts gets the thread's, from the runner. One malloc arena: the supervisor is
- * a sandbox's whole idle cost, and it has one thread that allocates.
+ * it. Each process it starts gets the thread's, from the runner.
  */
 export function isolatedSupervisorEnv(): Record<string, string> {
-  return { PATH: '/usr/bin:/bin', MALLOC_ARENA_MAX: '1' };
+  return { PATH: '/usr/bin:/bin' };
 }
 
 /**

@@ -87,7 +87,7 @@ export async function createMicroVmProvider(options: MicroVmProviderOptions): Pr
       shares: [...staticShares, workspaceShare(''), skillsShare('')],
       uid,
       command: [
-        ...['/usr/bin/env', '-i', 'PATH=/usr/bin:/bin', 'UV_THREADPOOL_SIZE=16', 'MALLOC_ARENA_MAX=1'],
+        ...['/usr/bin/env', '-i', 'PATH=/usr/bin:/bin'],
         ...[...layout.command, '--api-port', guestApiPort, '--egress-port', guestEgressPort, '--own-pids'],
       ],
     }),
