@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"io"
-	"os"
 	"sync"
 )
 
@@ -13,11 +12,15 @@ import (
 type frameWriter struct {
 	mu     sync.Mutex
 	output io.Writer
+	// Called once a write fails: the runner is gone, and nothing it started may outlive it.
+	lost func()
 }
 
 var frames *frameWriter
 
-func newFrameWriter(output io.Writer) *frameWriter { return &frameWriter{output: output} }
+func newFrameWriter(output io.Writer, lost func()) *frameWriter {
+	return &frameWriter{output: output, lost: lost}
+}
 
 func (w *frameWriter) send(frame any) {
 	line, err := json.Marshal(frame)
@@ -28,8 +31,7 @@ func (w *frameWriter) send(frame any) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if _, err := w.output.Write(line); err != nil {
-		// The runner is gone: there is no one left to serve.
-		os.Exit(0)
+		w.lost()
 	}
 }
 

@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"regexp"
 	"strconv"
+	"syscall"
 )
 
 // What the supervisor is told on its command line: fixed paths and the sandbox's uid, never
@@ -97,7 +99,11 @@ func main() {
 		}
 		input, output = in, out
 	}
-	frames = newFrameWriter(output)
+	// A write to a runner that is gone fails with EPIPE rather than ending the supervisor on the
+	// signal (Go does that for stdout unless the signal is handled), and stop() ends what it started.
+	// Handled, not ignored: an ignored signal would stay ignored in every program it starts.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	frames = newFrameWriter(output, stop)
 	// Opened as root too (a micro-VM's ports), and before the first request: the first process
 	// started finds them.
 	if err := openDoors(f); err != nil {
@@ -106,11 +112,18 @@ func main() {
 	if err := becomeSandboxUser(f.uid); err != nil {
 		fail(err)
 	}
-	s := &server{processes: newProcesses(), runs: newRunProcesses(f.ownPids), named: map[string]*run{}}
+	s := &server{processes: live, runs: newRunProcesses(f.ownPids), named: map[string]*run{}}
 	frames.send(map[string]any{"ev": "ready", "pid": os.Getpid()})
 	serve(bufio.NewReaderSize(input, 64*1024), s)
-	// The link ended: there is no one left to serve, and nothing the runner started outlives it.
-	s.processes.killAll()
+	stop()
+}
+
+// The processes the runner started (one set for the supervisor's life).
+var live = newProcesses()
+
+// The link ended, or the runner asked: nothing the runner started outlives the supervisor.
+func stop() {
+	live.killAll()
 	os.Exit(0)
 }
 

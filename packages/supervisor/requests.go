@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"syscall"
 )
 
@@ -149,8 +148,7 @@ func (s *server) unanswered(r *request) {
 	case "signal":
 		s.processes.signal(r.Proc, r.Signal)
 	case "shutdown":
-		s.processes.killAll()
-		os.Exit(0)
+		stop()
 	}
 }
 

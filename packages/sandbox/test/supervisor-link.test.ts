@@ -87,6 +87,18 @@ describe('the supervisor, as a plain child process', () => {
     ).toEqual(['PATH=/usr/bin:/bin', 'SECRET_NAME=value']);
   });
 
+  it('starts a program with no signal ignored or blocked, so a closed pipe ends it as it would anywhere', async () => {
+    const shell = await client.spawn({
+      argv: ['sh', '-c', 'grep -E "^Sig(Ign|Blk)" /proc/self/status; yes | head -n 1'],
+      env: { PATH: '/usr/bin:/bin' },
+      cwd: workspace,
+    });
+    const { stdout, stderr } = await outcome(shell);
+    expect(stdout.split('\n')).toEqual(['SigBlk:\t0000000000000000', 'SigIgn:\t0000000000000000', 'y', '']);
+    // yes ends on SIGPIPE, silently, rather than failing its write.
+    expect(stderr).toBe('');
+  });
+
   it("writes the runner's bytes to a program's stdin, and ends it", async () => {
     const cat = await client.spawn({ argv: ['cat'], env: {}, cwd: workspace, stdin: true });
     cat.stdin.write('first line\n');
