@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"runtime"
 	"strconv"
 	"syscall"
 )
@@ -80,6 +81,9 @@ func parseFlags(argv []string) (flags, error) {
 }
 
 func main() {
+	// One processor is plenty for relaying and waiting, and spares a burst of sandboxes the
+	// scheduler's spinning between several.
+	runtime.GOMAXPROCS(1)
 	f, err := parseFlags(os.Args[1:])
 	if err != nil {
 		fail(err)

@@ -243,7 +243,9 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
       void sweep();
     },
     wake() {
-      if (!stopped) void drain();
+      // On the next turn of the event loop: whoever woke it (a request that stored an input) is
+      // answered first, rather than after the turn's synchronous store work that the claim starts.
+      if (!stopped) setImmediate(() => void drain());
     },
     cancel(turnId) {
       const controller = running.get(turnId);

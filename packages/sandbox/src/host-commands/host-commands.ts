@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
-import { join } from 'node:path';
+import { hostCommandsBinary, hostCommandsSourceDir } from '@paddock/host-commands';
+import { buildGoProgram } from '../build-go-program.ts';
 import { readLines } from '../read-lines.ts';
 
-/** The commands a runner runs as root on its host (see main.ts). */
+/** The commands a runner runs as root on its host (packages/host-commands). */
 export type HostCommand = 'mount' | 'umount' | 'mkfs.ext4';
 
 export interface HostCommandResult {
@@ -16,29 +17,43 @@ interface Pending {
   reject(error: Error): void;
 }
 
-const program = join(import.meta.dirname, 'main.ts');
-
 /**
  * The process that runs this process's host commands, started on first use and again after it
  * ended. Its pipes hold this process open only while a command is under way.
  */
 class HostCommands {
   #child: ChildProcess | undefined;
+  #starting: Promise<ChildProcess> | undefined;
   readonly #pending = new Map<number, Pending>();
   #next = 1;
 
   run(command: HostCommand, args: string[], timeoutMs: number): Promise<HostCommandResult> {
-    const child = this.#child ?? this.#start();
     const id = this.#next++;
     return new Promise<HostCommandResult>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
       this.#hold(true);
-      child.stdin!.write(`${JSON.stringify({ id, command, args, timeoutMs })}\n`);
+      this.#started().then(
+        (started) => started.stdin!.write(`${JSON.stringify({ id, command, args, timeoutMs })}\n`),
+        (error: Error) => {
+          this.#pending.delete(id);
+          reject(error);
+        },
+      );
     });
   }
 
-  #start(): ChildProcess {
-    const child = spawn(process.execPath, [program], {
+  /** The process, started on first use (its program built first, once) and again after it ended. */
+  #started(): Promise<ChildProcess> {
+    if (this.#child) return Promise.resolve(this.#child);
+    this.#starting ??= this.#start().finally(() => {
+      this.#starting = undefined;
+    });
+    return this.#starting;
+  }
+
+  async #start(): Promise<ChildProcess> {
+    const program = await buildGoProgram(hostCommandsSourceDir, hostCommandsBinary);
+    const child = spawn(program, [], {
       stdio: ['pipe', 'pipe', 'inherit'],
       // Its own group, as the commands it starts: a signal to this process's group leaves it be.
       detached: true,
@@ -53,7 +68,7 @@ class HostCommands {
       this.#pending.clear();
     });
     child.unref();
-    this.#hold(false);
+    this.#hold(this.#pending.size > 0);
     return child;
   }
 

@@ -79,6 +79,10 @@ export function eventStreamRoutes(
         try {
           for await (const event of stream.events) {
             if (!res.write(sseFrame(event))) await drainedOrStopped(res, stopping.signal);
+            // Out now: Node corks a response's socket on a write and uncorks it on the next tick,
+            // which waits for every queued promise reaction, and a turn's (its store calls are
+            // synchronous) can hold the event there for milliseconds.
+            res.socket?.uncork();
             if (event.type === 'assistant.message.chunk')
               services.turnTrace.mark(event.thread_id, 'chunk_streamed');
           }

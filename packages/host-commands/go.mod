@@ -1,0 +1,3 @@
+module paddock.dev/host-commands
+
+go 1.19
