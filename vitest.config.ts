@@ -9,6 +9,8 @@ const postgresSkipped =
 export default defineConfig({
   test: {
     include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.{ts,tsx}'],
+    // Paddock's Go programs, built before the first worker starts (build-go-programs.ts).
+    globalSetup: ['packages/testing/src/build-go-programs.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -1,5 +1,6 @@
 export type { ApiProxy, ApiTarget } from './api-proxy.ts';
 export { startApiProxy } from './api-proxy.ts';
+export { buildGoProgram } from './build-go-program.ts';
 export type { BwrapProvider, BwrapProviderOptions } from './bwrap/bwrap-provider.ts';
 export { createBwrapProvider, defaultSandboxUid } from './bwrap/bwrap-provider.ts';
 export type { CgroupConfig } from './bwrap/cgroups.ts';
