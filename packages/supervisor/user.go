@@ -1,6 +1,9 @@
 package main
 
-import "syscall"
+import (
+	"errors"
+	"syscall"
+)
 
 // Who the supervisor acts as. Started as root in the sandbox with no capability but CAP_SETUID and
 // CAP_SETGID (the provider's launch), it takes the sandbox user's effective uid and gid at once and
@@ -32,15 +35,18 @@ func asRoot(start func() error) error {
 	if sandboxUID < 0 {
 		return start()
 	}
+	// Taken back whatever happens, before anything else: fails closed, since a supervisor that could
+	// not be the user again must not act on files as root.
+	defer func() {
+		if syscall.Setresgid(-1, sandboxUID, -1) != nil || syscall.Setresuid(-1, sandboxUID, -1) != nil {
+			fail(errors.New("could not take the sandbox user's ids back after a start"))
+		}
+	}()
 	if err := syscall.Setresuid(-1, 0, -1); err != nil {
 		return err
 	}
 	if err := syscall.Setresgid(-1, 0, -1); err != nil {
 		return err
 	}
-	defer func() {
-		_ = syscall.Setresgid(-1, sandboxUID, -1)
-		_ = syscall.Setresuid(-1, sandboxUID, -1)
-	}()
 	return start()
 }
