@@ -116,7 +116,7 @@ func main() {
 	if err := becomeSandboxUser(f.uid); err != nil {
 		fail(err)
 	}
-	s := &server{processes: live, runs: newRunProcesses(f.ownPids), named: map[string]*run{}}
+	s := &server{runs: newRunProcesses(f.ownPids), named: map[string]*run{}}
 	frames.send(map[string]any{"ev": "ready", "pid": os.Getpid()})
 	serve(bufio.NewReaderSize(input, 64*1024), s)
 	stop()

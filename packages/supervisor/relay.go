@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -94,7 +95,7 @@ func signalName(signal syscall.Signal) string {
 	if name, ok := signalNames[signal]; ok {
 		return name
 	}
-	return "SIGTERM"
+	return fmt.Sprintf("SIG%d", int(signal))
 }
 
 // A program's stdin, written in the order the runner sent it, by a goroutine of its own: a program

@@ -36,8 +36,7 @@ type request struct {
 }
 
 type server struct {
-	processes *processes
-	runs      *runProcesses
+	runs *runProcesses
 	// The runs begun, by marker; a code run's record stays after its end (see runProcesses).
 	named map[string]*run
 }
@@ -95,10 +94,10 @@ func (s *server) handle(r *request) {
 func (s *server) answer(r *request) (answer, error) {
 	switch r.Op {
 	case "spawn":
-		pid, err := s.processes.start(r, s.runs)
+		pid, err := live.start(r, s.runs)
 		return answer{"pid": pid}, err
 	case "proc.alive":
-		return answer{"alive": s.processes.alive(r.Proc)}, nil
+		return answer{"alive": live.alive(r.Proc)}, nil
 	case "run.begin":
 		s.named[r.Marker] = s.runs.begin(r.Kind, r.Marker)
 		return answer{}, nil
@@ -144,9 +143,9 @@ func (s *server) answer(r *request) (answer, error) {
 func (s *server) unanswered(r *request) {
 	switch r.Op {
 	case "stdin":
-		s.processes.write(r.Proc, r.Data, r.End)
+		live.write(r.Proc, r.Data, r.End)
 	case "signal":
-		s.processes.signal(r.Proc, r.Signal)
+		live.signal(r.Proc, r.Signal)
 	case "shutdown":
 		stop()
 	}

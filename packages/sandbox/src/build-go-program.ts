@@ -7,6 +7,8 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
+const goSettings = ['CGO_ENABLED=0', 'GOPROXY=off', 'GOFLAGS=-mod=mod', 'GOTOOLCHAIN=local'];
+
 /** Builds of this process, by their cache path: concurrent callers share one `go build`. */
 const building = new Map<string, Promise<string>>();
 
@@ -18,7 +20,7 @@ const building = new Map<string, Promise<string>>();
  */
 export function buildGoProgram(sourceDir: string, binary: string): Promise<string> {
   return sourcesDigest(sourceDir).then((digest) => {
-    const cacheRoot = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'paddock', 'go');
+    const cacheRoot = join(homedir(), '.cache', 'paddock', 'go');
     const built = join(cacheRoot, `${binary}-${digest}`, binary);
     let pending = building.get(built);
     if (!pending) {
@@ -36,13 +38,15 @@ async function buildInto(sourceDir: string, built: string): Promise<string> {
   // Built aside and renamed into place: two servers building at once never run half a file.
   const scratch = `${built}.${process.pid}-${Date.now()}`;
   try {
-    await run('go', ['build', '-trimpath', '-ldflags=-s -w', '-o', scratch, '.'], {
+    // Go's settings through env(1): the build inherits this process's environment (Go's own cache
+    // and PATH) with these over it. Static, and nothing fetched.
+    await run('env', [...goSettings, 'go', 'build', '-trimpath', '-ldflags=-s -w', '-o', scratch, '.'], {
       cwd: sourceDir,
-      env: { ...process.env, CGO_ENABLED: '0', GOPROXY: 'off', GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local' },
     });
   } catch (error) {
-    const { code, stderr } = error as { code?: string; stderr?: string };
-    if (code === 'ENOENT')
+    const { code, stderr } = error as { code?: number | string; stderr?: string };
+    // env(1) answers 127 when it finds no `go`.
+    if (code === 127 || code === 'ENOENT')
       throw new Error(`building ${sourceDir} needs Go 1.19 or later on PATH (Debian: golang-go)`);
     throw new Error(`building ${sourceDir} failed: ${stderr?.trim() || String(error)}`);
   }

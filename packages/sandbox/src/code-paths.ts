@@ -1,5 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { basename, dirname, relative, sep } from 'node:path';
+import { sandboxPaths } from './sandbox-paths.ts';
 import { buildSupervisor } from './supervisor-link/build-supervisor.ts';
 
 /** Where a sandbox sees Paddock's code: a neutral path, never the host's. */
@@ -43,6 +44,21 @@ export async function sandboxCodeLayout(buildDir: string, nodePath: string): Pro
     nodeDir: dirname(node),
     supervisor,
   };
+}
+
+/**
+ * The supervisor's command line where the provider binds the runner's sockets in (bwrap, Docker):
+ * its loopback doors on those sockets, and the sandbox alone in its pid namespace.
+ */
+export function socketDoorsCommand(layout: CodeLayout): string[] {
+  return [
+    ...layout.command,
+    '--api-socket',
+    sandboxPaths.apiSocket,
+    '--egress-socket',
+    sandboxPaths.egressSocket,
+    '--own-pids',
+  ];
 }
 
 /** Where a sandbox sees the Node binary at `nodePath`: its own path under /usr, else in /opt/paddock/node. */

@@ -1,14 +1,13 @@
 import { chmod, chown, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startChildSandbox } from '../child-sandbox-process.ts';
-import { type CodeDir, sandboxCodeLayout } from '../code-paths.ts';
+import { type CodeDir, sandboxCodeLayout, socketDoorsCommand } from '../code-paths.ts';
 import { harnessCodeDir } from '../harness-dir.ts';
 import { sandboxLimits } from '../limits.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSpec } from '../provider.ts';
 import { ReadOnlyViews } from '../read-only-views.ts';
 import { isolatedSandboxEnv, isolatedSupervisorEnv, loopbackApiUrl } from '../sandbox-env.ts';
 import { buildSandboxEtc } from '../sandbox-etc.ts';
-import { sandboxPaths } from '../sandbox-paths.ts';
 import { bwrapArgs } from './bwrap-args.ts';
 import { spawnBwrap } from './bwrap-launch.ts';
 import {
@@ -86,14 +85,7 @@ export async function createBwrapProvider(options: BwrapProviderOptions): Promis
   const launch = { bwrapPath, setprivPath, privileged: uid !== undefined, seccomp };
   // Fixed paths only: launchers are spawned before the spec of their sandbox is known. As root, the
   // supervisor takes the sandbox's uid itself, keeping root's real uid out of its user's reach.
-  const supervisorCommand = [
-    ...layout.command,
-    '--api-socket',
-    sandboxPaths.apiSocket,
-    '--egress-socket',
-    sandboxPaths.egressSocket,
-    '--own-pids',
-  ];
+  const supervisorCommand = socketDoorsCommand(layout);
 
   const standby = new StandbyLauncher(async (name): Promise<Launcher> => {
     const cgroup = cgroupConfig && limited ? await SandboxCgroup.create(cgroupConfig, name) : undefined;

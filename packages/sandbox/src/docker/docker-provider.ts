@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { type CodeDir, sandboxCodeLayout } from '../code-paths.ts';
+import { type CodeDir, sandboxCodeLayout, socketDoorsCommand } from '../code-paths.ts';
 import { harnessCodeDir } from '../harness-dir.ts';
 import { sandboxLimits } from '../limits.ts';
 import type { SandboxProcess, SandboxProvider, SandboxSpec } from '../provider.ts';
 import { ReadOnlyViews } from '../read-only-views.ts';
 import { isolatedSandboxEnv, isolatedSupervisorEnv, loopbackApiUrl } from '../sandbox-env.ts';
-import { sandboxPaths } from '../sandbox-paths.ts';
 import { containerConfig, containerLabels } from './container-config.ts';
 import { startContainerSandbox } from './container-sandbox.ts';
 import type { DockerEngine } from './engine.ts';
@@ -51,12 +50,7 @@ export async function createDockerProvider(options: DockerProviderOptions): Prom
   const bootTimeoutMs = options.bootTimeoutMs ?? 30_000;
   const runnerKey = createHash('sha256').update(options.stateDir).digest('hex').slice(0, 16);
   const command = (sandboxUid: number) => [
-    ...layout.command,
-    '--api-socket',
-    sandboxPaths.apiSocket,
-    '--egress-socket',
-    sandboxPaths.egressSocket,
-    '--own-pids',
+    ...socketDoorsCommand(layout),
     // As root, the supervisor takes the sandbox's uid itself, keeping root's real uid out of its reach.
     ...(asRoot ? ['--uid', String(sandboxUid)] : []),
   ];
