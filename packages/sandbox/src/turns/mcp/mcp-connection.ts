@@ -1,3 +1,4 @@
+import { finished } from 'node:stream/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   StreamableHTTPClientTransport,
@@ -122,8 +123,13 @@ export async function openMcpConnection(options: McpConnectionOptions): Promise<
     };
   } catch (error) {
     await close();
-    // A server that exited at once says why on stderr, which arrives with its exit.
-    if (program) await Promise.race([program.exited, new Promise((resolve) => setTimeout(resolve, 1_000))]);
+    // A server that exited at once says why on stderr, which ends with its exit: waited to its end
+    // rather than for the exit, which a program that ended before anyone listened has already had.
+    if (program)
+      await Promise.race([
+        finished(program.stderr).catch(() => {}),
+        new Promise((resolve) => setTimeout(resolve, 1_000)),
+      ]);
     if (error instanceof StreamableHTTPError && error.code === 401)
       throw new McpNeedsAuthError('the server needs an authorization the agent does not have');
     throw new Error(describeFailure(error, stderr.trim()));
