@@ -70,9 +70,15 @@ describe.each(testDatabases().slice(-1))(
         201,
       );
       await eventSeen(deployment, created.thread_id, 'tool_call.start');
-      // The standby's takeover releases its shared folder's staging point after the turn began.
+      // The standby's takeover releases its shared folder's staging point after the turn began, and
+      // the standby that replaces it has its volume mounted (a mount under way when the process is
+      // killed still completes, in the host commands' process).
       await vi.waitFor(
-        () => expect(mountsUnder(deployment.dataDir).filter((p) => p.endsWith('.staging'))).toEqual([]),
+        () => {
+          const mounts = mountsUnder(deployment.dataDir);
+          expect(mounts.filter((p) => p.endsWith('.staging'))).toEqual([]);
+          expect(mounts.some((p) => p.includes('/sandboxes/standby/'))).toBe(true);
+        },
         {
           timeout: 10_000,
           interval: 50,
