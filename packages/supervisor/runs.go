@@ -24,6 +24,9 @@ type run struct {
 	kind, marker string
 	startTicks   int64
 	endTicks     int64 // 0 while it runs
+	// The pids alive as a turn began (with the sandbox alone in its pid namespace): a process
+	// started in the same clock tick is older than the turn only when its pid is here.
+	alive map[int]bool
 }
 
 type processInfo struct {
@@ -79,6 +82,8 @@ func (r *runProcesses) begin(kind, marker string) *run {
 	begun := &run{kind: kind, marker: marker, startTicks: bootTicks()}
 	if kind == "code" {
 		r.codeRuns[marker] = begun
+	} else if r.ownPids {
+		begun.alive = livePids()
 	}
 	return begun
 }
@@ -120,7 +125,7 @@ func (r *runProcesses) turnProcesses(turn *run) []int {
 		switch {
 		case !ok || pid == 1 || pid == self:
 			verdict = false
-		case info.startTicks < turn.startTicks || r.isKept(pid) || r.inCodeRun(info):
+		case turn.olderThan(info) || r.isKept(pid) || r.inCodeRun(info):
 			verdict = true
 		default:
 			verdicts[pid] = false // a cycle cannot happen in /proc, but a snapshot could race
@@ -136,11 +141,17 @@ func (r *runProcesses) turnProcesses(turn *run) []int {
 		}
 		if markerOf(info.pid) == turn.marker {
 			victims = append(victims, info.pid)
-		} else if r.ownPids && info.startTicks >= turn.startTicks && !outside(info.pid) {
+		} else if r.ownPids && !turn.olderThan(info) && !outside(info.pid) {
 			victims = append(victims, info.pid)
 		}
 	}
 	return victims
+}
+
+// Whether the process was running before the turn began. A tick is 10 ms, in which an
+// entrypoint's service and the turn after it may both start.
+func (turn *run) olderThan(info processInfo) bool {
+	return info.startTicks < turn.startTicks || (info.startTicks == turn.startTicks && turn.alive[info.pid])
 }
 
 // A process marked with a code run that it started while that run ran, or just after: a job the
@@ -163,6 +174,18 @@ func bootTicks() int64 {
 	}
 	seconds, _ := strconv.ParseFloat(strings.Fields(string(uptime))[0], 64)
 	return int64(seconds * 100)
+}
+
+// The pids /proc lists, zombies included: one read of a directory.
+func livePids() map[int]bool {
+	pids := map[int]bool{}
+	entries, _ := os.ReadDir("/proc")
+	for _, entry := range entries {
+		if pid, err := strconv.Atoi(entry.Name()); err == nil {
+			pids[pid] = true
+		}
+	}
+	return pids
 }
 
 // The live processes /proc shows (zombies left out: they are dead and hold nothing).

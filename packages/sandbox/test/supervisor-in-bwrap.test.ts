@@ -141,6 +141,46 @@ describe.skipIf(!asRoot || !existsSync('/usr/bin/bwrap') || process.arch !== 'x6
       expect(await client.stat('/workspace', '.')).toMatchObject({ type: 'directory' });
     });
 
+    it('a Stop spares a service detached just before the turn began, and kills what the turn detached without its marker', async () => {
+      const detach = async (seconds: number, env: Record<string, string>) =>
+        Number(
+          (
+            await stdoutOf(
+              await client.spawn({
+                argv: [
+                  'sh',
+                  '-c',
+                  `${env.PADDOCK_RUN_ID ? 'env -i ' : ''}sh -c 'setsid sleep ${seconds} >/dev/null 2>&1 & echo $!'`,
+                ],
+                env,
+                cwd: '/workspace',
+              }),
+            )
+          ).trim(),
+        );
+      const alive = async (pid: number) =>
+        (
+          await stdoutOf(
+            await client.spawn({
+              argv: ['sh', '-c', `kill -0 ${pid} 2>/dev/null && echo yes || echo no`],
+              env: path,
+              cwd: '/workspace',
+            }),
+          )
+        ).trim() === 'yes';
+      // The service and the turn start within a clock tick of each other (10 ms) more often than not.
+      for (let round = 0; round < 5; round++) {
+        const marker = `turn-tick-${round}`;
+        const service = await detach(400 + round, path);
+        await client.request({ op: 'run.begin', marker, kind: 'turn' });
+        const dropped = await detach(410 + round, { ...path, PADDOCK_RUN_ID: marker });
+        await client.request({ op: 'run.kill', marker });
+        expect(await alive(dropped)).toBe(false);
+        expect(await alive(service)).toBe(true);
+        await client.request({ op: 'run.end', marker });
+      }
+    });
+
     it("holds no node_modules of Paddock's: only the supervisor and Node", async () => {
       const mounts = await client.spawn({
         argv: ['sh', '-c', 'cat /proc/self/mountinfo; ls /opt/paddock'],
