@@ -90,22 +90,29 @@ func (r *runProcesses) begin(kind, marker string) *run {
 
 func (r *runProcesses) end(ended *run) { ended.endTicks = bootTicks() }
 
-// Kills every process the turn started (see the type); answers how many it killed.
+// Kills every process the turn started (see the type); answers how many it killed. A sweep finds
+// those started since the last (a fork racing the kill); one killed but not yet dead is not
+// signalled again.
 func (r *runProcesses) killTurn(turn *run) int {
-	killed := 0
+	signalled := map[int]bool{}
 	for round := 0; round < maxSweeps; round++ {
-		victims := r.turnProcesses(turn)
-		if len(victims) == 0 {
-			break
-		}
-		for _, pid := range victims {
+		found := false
+		for _, pid := range r.turnProcesses(turn) {
+			if signalled[pid] {
+				continue
+			}
+			found = true
+			signalled[pid] = true
 			// Gone already, or not ours to signal.
-			if syscall.Kill(pid, syscall.SIGKILL) == nil {
-				killed++
+			if syscall.Kill(pid, syscall.SIGKILL) != nil {
+				delete(signalled, pid)
 			}
 		}
+		if !found {
+			break
+		}
 	}
-	return killed
+	return len(signalled)
 }
 
 func (r *runProcesses) turnProcesses(turn *run) []int {
@@ -166,14 +173,18 @@ func (r *runProcesses) inCodeRun(info processInfo) bool {
 		(codeRun.endTicks == 0 || info.startTicks <= codeRun.endTicks+codeRunForkGraceTicks)
 }
 
-// Clock ticks since boot, the unit of a process's start time in /proc/<pid>/stat (USER_HZ, 100 on Linux).
+// Clock ticks since boot, the unit of a process's start time in /proc/<pid>/stat (USER_HZ, 100 on
+// Linux). /proc/uptime says it in seconds with two decimals: read as digits, since 1123.60 as a
+// float times 100 is 112359.99…, a tick early.
 func bootTicks() int64 {
 	uptime, err := os.ReadFile("/proc/uptime")
 	if err != nil {
 		return 0
 	}
-	seconds, _ := strconv.ParseFloat(strings.Fields(string(uptime))[0], 64)
-	return int64(seconds * 100)
+	seconds, hundredths, _ := strings.Cut(strings.Fields(string(uptime))[0], ".")
+	whole, _ := strconv.ParseInt(seconds, 10, 64)
+	fraction, _ := strconv.ParseInt(hundredths, 10, 64)
+	return whole*100 + fraction
 }
 
 // The pids /proc lists, zombies included: one read of a directory.

@@ -162,7 +162,12 @@ describe.skipIf(!asRoot || !existsSync('/usr/bin/bwrap') || process.arch !== 'x6
         (
           await stdoutOf(
             await client.spawn({
-              argv: ['sh', '-c', `kill -0 ${pid} 2>/dev/null && echo yes || echo no`],
+              // A killed process stays a zombie until its reaper waits for it: not alive.
+              argv: [
+                'sh',
+                '-c',
+                `sed 's/.*) //' /proc/${pid}/stat 2>/dev/null | grep -qv '^Z' && echo yes || echo no`,
+              ],
               env: path,
               cwd: '/workspace',
             }),
@@ -175,7 +180,7 @@ describe.skipIf(!asRoot || !existsSync('/usr/bin/bwrap') || process.arch !== 'x6
         await client.request({ op: 'run.begin', marker, kind: 'turn' });
         const dropped = await detach(410 + round, { ...path, PADDOCK_RUN_ID: marker });
         await client.request({ op: 'run.kill', marker });
-        expect(await alive(dropped)).toBe(false);
+        await expect.poll(() => alive(dropped), { timeout: 5_000, interval: 20 }).toBe(false);
         expect(await alive(service)).toBe(true);
         await client.request({ op: 'run.end', marker });
       }
