@@ -1,3 +1,4 @@
+import type { LanguageModelV4 } from '@ai-sdk/provider';
 import type {
   DraftEvent,
   HarnessProfile,
@@ -6,9 +7,12 @@ import type {
   TurnMcpServer,
   TurnResult,
 } from '@paddock/protocol';
-import type { LanguageModel, ModelMessage } from 'ai';
+import type { ModelMessage } from 'ai';
 import type { McpToolbox } from './mcp/mcp-toolbox.ts';
 import type { SandboxHands } from './sandbox-hands.ts';
+
+/** The models a loop of Paddock's own calls, by gateway model id (a provider's model, called directly). */
+export type Models = (modelId: string) => LanguageModelV4;
 
 /** Where a program in the sandbox reaches models: the Paddock model gateway, as the sandbox sees it. */
 export interface GatewayAccess {
@@ -31,7 +35,7 @@ export interface HarnessTurnInput {
    * The models a loop of Paddock's own calls, in the runner's process: the model router itself (the
    * server's own runner), or the gateway over HTTP (a runner elsewhere). Never a call from the sandbox.
    */
-  models: (modelId: string) => LanguageModel;
+  models: Models;
   /** The gateway as programs in the sandbox reach it (an ACP program's model calls), with the thread's token. */
   gateway: GatewayAccess;
   /** The sandbox's hands: every tool's process and file operation runs there, as its user. */

@@ -1,7 +1,8 @@
 import { recordThreadModelUsage, type Services, systemCtx, threadAgentModel } from '@paddock/core';
+import type { Models } from '@paddock/harness';
 import { type ModelRouter, meteredRouter, threadAgentRouter } from '@paddock/models';
 import type { ThreadModels } from '@paddock/sandbox';
-import { type LanguageModel, wrapLanguageModel } from 'ai';
+import { wrapLanguageModel } from 'ai';
 
 /**
  * The models a thread's turns call in this process, when its sandbox is on a runner of this server:
@@ -51,7 +52,7 @@ function traced(
 }
 
 /** A model id no route serves: its calls fail as the gateway's 404 would, as a model error of the turn. */
-function unknownModel(modelId: string): LanguageModel {
+function unknownModel(modelId: string): ReturnType<Models> {
   const refuse = async (): Promise<never> => {
     throw new Error(`no model ${modelId} is served by this gateway`);
   };
@@ -62,5 +63,5 @@ function unknownModel(modelId: string): LanguageModel {
     supportedUrls: {},
     doGenerate: refuse,
     doStream: refuse,
-  } as LanguageModel;
+  };
 }

@@ -1,15 +1,15 @@
+import type { LanguageModelV4Prompt } from '@ai-sdk/provider';
 import type { StopReason, TurnResult } from '@paddock/protocol';
-import {
-  experimental_createSteering as createSteering,
-  type ModelMessage,
-  stepCountIs,
-  streamText,
-} from 'ai';
+import type { ModelMessage } from 'ai';
 import { mcpToolSet } from '../mcp/mcp-tool-set.ts';
 import type { Outcome } from '../tools/report-outcome.ts';
 import { createToolSet } from '../tools/tool-set.ts';
 import type { HarnessTurnInput } from '../types.ts';
+import { toPromptMessage } from './model-prompt.ts';
+import { runModelStep } from './model-step.ts';
+import { offeredTools } from './model-tools.ts';
 import { skillCatalog } from './skill-catalog.ts';
+import { steeredMessages } from './steered-messages.ts';
 import { createTurnRecorder } from './turn-recorder.ts';
 
 export interface AgentLoopOptions {
@@ -51,38 +51,49 @@ export async function runAgentLoop(
     ),
   };
   const recorder = createTurnRecorder(input.emit, input.model);
-  const steering = input.inbox ? createSteering() : undefined;
-  if (steering) {
-    input.inbox?.connect(async (message) => {
-      const outcome = await steering.steer({ role: 'user', content: message.content }, { id: message.id });
-      if (outcome.type === 'delivered') recorder.steered(message.id, message.content);
-      return outcome.type === 'delivered';
-    });
-  }
+  const steered = steeredMessages(input.inbox);
   const system = [
     options.systemPrompt,
     await skillCatalog(input.sandbox, skillsDir),
     input.instructions,
   ].filter(Boolean);
-  const result = streamText({
-    model: input.models(input.model),
-    instructions: system.join('\n\n'),
-    messages: input.messages,
-    temperature: input.modelSettings?.temperature,
-    topP: input.modelSettings?.top_p,
-    maxOutputTokens: input.modelSettings?.max_output_tokens,
-    reasoning: input.modelSettings?.reasoning_effort,
-    tools,
-    stopWhen: stepCountIs(maxSteps),
+  // The model's provider is called directly, step by step (see docs/performance.md, "The built-in
+  // harness's own time"): the conversation is converted once and grows with each step.
+  const prompt: LanguageModelV4Prompt = [
+    { role: 'system', content: system.join('\n\n') },
+    ...input.messages.map(toPromptMessage),
+  ];
+  const settings = input.modelSettings;
+  const call = {
+    prompt,
+    tools: await offeredTools(tools),
+    toolChoice: { type: 'auto' as const },
+    temperature: settings?.temperature,
+    topP: settings?.top_p,
+    maxOutputTokens: settings?.max_output_tokens,
+    reasoning: settings?.reasoning_effort,
     abortSignal: input.signal,
-    experimental_steering: steering,
-    // Errors arrive as stream parts and become the turn's `error` event; nothing to log here.
-    onError: () => {},
-  });
+  };
   try {
-    for await (const part of result.fullStream) recorder.record(part);
+    const model = input.models(input.model);
+    for (let step = 0; step < maxSteps && !input.signal.aborted; step++) {
+      for (const message of steered.take()) {
+        recorder.steered(message.id, message.content);
+        prompt.push({ role: 'user', content: [{ type: 'text', text: message.content }] });
+      }
+      const { toolCalls } = await runModelStep(model, call, tools, recorder);
+      const { added, finishReason } = recorder.finishStep();
+      prompt.push(...added.map(toPromptMessage));
+      if (recorder.failed) break;
+      // With no tool call the turn is over, unless a message was steered in meanwhile (and the
+      // model was not cut off).
+      const cutOff = finishReason === 'length' || finishReason === 'content-filter';
+      if (toolCalls === 0 && (cutOff || !steered.waiting)) break;
+    }
   } catch (error) {
     if (!input.signal.aborted) recorder.fail(error);
+  } finally {
+    steered.end();
   }
   const turn = recorder.close(input.signal.aborted);
 

@@ -9,11 +9,19 @@ export interface TurnError {
 /** The `error` event payload for a failed model call; after retries, the last attempt's error tells. */
 export function describeModelError(error: unknown): TurnError {
   const cause = RetryError.isInstance(error) ? error.lastError : error;
-  const message =
-    cause instanceof Error ? cause.message : typeof cause === 'string' ? cause : 'model call failed';
   return {
     code: 'model_error',
-    message,
+    message: messageOf(cause),
     retryable: APICallError.isInstance(cause) ? cause.isRetryable : false,
   };
+}
+
+/** An error's message; a provider's stream error frame is `{ message }` or `{ error: { message } }`. */
+function messageOf(cause: unknown): string {
+  if (cause instanceof Error) return cause.message;
+  if (typeof cause === 'string') return cause;
+  const frame = cause as { message?: unknown; error?: { message?: unknown } } | null | undefined;
+  if (typeof frame?.message === 'string') return frame.message;
+  if (typeof frame?.error?.message === 'string') return frame.error.message;
+  return 'model call failed';
 }

@@ -1,45 +1,43 @@
-import type { DraftEvent, SteeredMessage } from '@paddock/protocol';
+import {
+  getErrorMessage,
+  type LanguageModelV4StreamPart,
+  type SharedV4ProviderMetadata,
+} from '@ai-sdk/provider';
+import type { DraftEvent } from '@paddock/protocol';
 import { newId } from '@paddock/protocol';
-import type {
-  AssistantModelMessage,
-  JSONValue,
-  ModelMessage,
-  TextStreamPart,
-  ToolModelMessage,
-  ToolSet,
-} from 'ai';
+import type { AssistantModelMessage, JSONValue, ModelMessage, ToolModelMessage } from 'ai';
 import { describeModelError, type TurnError } from './model-error.ts';
+import type { ToolOutcome } from './model-tools.ts';
 
 type AssistantPart = Exclude<AssistantModelMessage['content'], string>[number];
 type ToolResultPart = Extract<ToolModelMessage['content'][number], { type: 'tool-result' }>;
 
+interface OpenBlock {
+  kind: 'text' | 'reasoning';
+  text: string;
+  providerMetadata?: SharedV4ProviderMetadata;
+}
+
 /**
- * Follows one turn's AI SDK stream: turns each part into the normalized events of D6 and keeps
- * the messages the turn added, so that both survive a cancelled or failed turn intact.
+ * Follows one turn of the model loop: turns the model's stream parts and the tools' outcomes into
+ * the normalized events of D6, and keeps the messages the turn added (each step's assistant message
+ * and tool results, and the messages steered into it), so that both survive a cancelled or failed
+ * turn intact.
  */
 export function createTurnRecorder(emit: (event: DraftEvent) => void, model: string) {
   const messages: ModelMessage[] = [];
   /** The ids of the assistant messages among `messages`, in order: each step's `assistant.message` names its own. */
   const assistantIds: string[] = [];
   const openTools = new Map<string, string>();
-  const openText = new Map<string, { kind: 'text' | 'reasoning'; text: string }>();
+  const openText = new Map<string, OpenBlock>();
   let assistantParts: AssistantPart[] = [];
   let toolResults: ToolResultPart[] = [];
   let stepText = '';
   let lastAssistantText = '';
   let finishedSteps = 0;
+  let stepFinishReason: string | undefined;
   let lastFinishReason: string | undefined;
-  let aborted = false;
   let error: TurnError | undefined;
-  /** Steered messages the stream showed, and those the model was sent (the stream may not show one cut off). */
-  const steeredSeen = new Set<string>();
-  const steeredSent: SteeredMessage[] = [];
-
-  function addSteered(id: string, content: string) {
-    steeredSeen.add(id);
-    messages.push({ role: 'user', content });
-    emit({ type: 'user.message', data: { message_id: id, content, role: 'user' } });
-  }
 
   function endTool(toolCallId: string, toolName: string, end: ToolEnd) {
     if (!openTools.delete(toolCallId)) return;
@@ -52,42 +50,57 @@ export function createTurnRecorder(emit: (event: DraftEvent) => void, model: str
     if (!block) return;
     openText.delete(id);
     if (!block.text) return;
-    assistantParts.push({ type: block.kind, text: block.text });
+    const providerOptions = block.providerMetadata;
+    assistantParts.push({
+      type: block.kind,
+      text: block.text,
+      ...(providerOptions ? { providerOptions } : {}),
+    });
     if (block.kind === 'text') stepText += block.text;
   }
 
-  function finishStep() {
+  /** Ends the step: its text becomes an `assistant.message`; answers the messages it added. */
+  function finishStep(): ModelMessage[] {
     for (const id of [...openText.keys()]) closeBlock(id);
+    const added: ModelMessage[] = [];
     const id = newId();
     if (stepText) {
       emit({ type: 'assistant.message', data: { message_id: id, content: stepText, model } });
       lastAssistantText = stepText;
     }
     if (assistantParts.length > 0) {
-      messages.push({ role: 'assistant', content: assistantParts });
+      added.push({ role: 'assistant', content: assistantParts });
       assistantIds.push(id);
     }
-    if (toolResults.length > 0) messages.push({ role: 'tool', content: toolResults });
+    if (toolResults.length > 0) added.push({ role: 'tool', content: toolResults });
+    messages.push(...added);
     assistantParts = [];
     toolResults = [];
     stepText = '';
+    return added;
   }
 
   return {
-    record(part: TextStreamPart<ToolSet>) {
+    /** A part of the model's stream; tool calls come through `toolCall`. */
+    record(part: LanguageModelV4StreamPart) {
       switch (part.type) {
         case 'text-start':
         case 'reasoning-start':
-          openText.set(part.id, { kind: part.type === 'text-start' ? 'text' : 'reasoning', text: '' });
+          openText.set(part.id, {
+            kind: part.type === 'text-start' ? 'text' : 'reasoning',
+            text: '',
+            providerMetadata: part.providerMetadata,
+          });
           break;
         case 'text-delta':
         case 'reasoning-delta': {
-          if (!part.text) break;
           const kind = part.type === 'text-delta' ? 'text' : 'reasoning';
           const block = openText.get(part.id) ?? { kind, text: '' };
-          block.text += part.text;
           openText.set(part.id, block);
-          const content = [{ type: 'text' as const, content: part.text }];
+          if (part.providerMetadata) block.providerMetadata = part.providerMetadata;
+          if (!part.delta) break;
+          block.text += part.delta;
+          const content = [{ type: 'text' as const, content: part.delta }];
           emit(
             kind === 'text'
               ? { type: 'assistant.message.chunk', data: { content } }
@@ -96,75 +109,81 @@ export function createTurnRecorder(emit: (event: DraftEvent) => void, model: str
           break;
         }
         case 'text-end':
-        case 'reasoning-end':
+        case 'reasoning-end': {
+          const block = openText.get(part.id);
+          if (block && part.providerMetadata) block.providerMetadata = part.providerMetadata;
           closeBlock(part.id);
           break;
-        case 'tool-call':
-          openTools.set(part.toolCallId, part.toolName);
-          assistantParts.push({
-            type: 'tool-call',
-            toolCallId: part.toolCallId,
-            toolName: part.toolName,
-            input: part.input,
-          });
-          emit({
-            type: 'tool_call.start',
-            tool_id: part.toolCallId,
-            data: { tool_id: part.toolCallId, name: part.toolName, input: part.input },
-          });
-          break;
-        case 'tool-result':
-          if (part.preliminary) break;
-          endTool(part.toolCallId, part.toolName, resultEnd(part.toolName, part.output));
-          break;
-        case 'tool-error':
-          endTool(part.toolCallId, part.toolName, errorEnd(errorText(part.error)));
-          break;
-        case 'tool-output-denied':
-          endTool(part.toolCallId, part.toolName, errorEnd('denied'));
-          break;
-        case 'steering-message': {
-          // Joined the run before this step's model call: in the conversation it stands here.
-          addSteered(part.id, messageContent(part.message));
-          break;
         }
-        case 'finish-step':
-          finishedSteps += 1;
-          lastFinishReason = part.finishReason;
-          // No `usage` event: the gateway counts every model call to the thread (D16).
-          finishStep();
+        case 'finish':
+          stepFinishReason = part.finishReason.unified;
           break;
         case 'error':
           error ??= describeModelError(part.error);
           break;
-        case 'abort':
-          aborted = true;
-          break;
       }
     },
 
-    /** A steered message was sent to the model: it belongs to the turn even if the stream is cut before showing it. */
-    steered(id: string, content: string) {
-      steeredSent.push({ id, content });
+    /** The model called a tool (its input parsed, or not): the call's start. */
+    toolCall(call: {
+      toolCallId: string;
+      toolName: string;
+      input: unknown;
+      providerMetadata?: SharedV4ProviderMetadata;
+    }) {
+      openTools.set(call.toolCallId, call.toolName);
+      assistantParts.push({
+        type: 'tool-call',
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        input: call.input,
+        ...(call.providerMetadata ? { providerOptions: call.providerMetadata } : {}),
+      });
+      emit({
+        type: 'tool_call.start',
+        tool_id: call.toolCallId,
+        data: { tool_id: call.toolCallId, name: call.toolName, input: call.input },
+      });
     },
 
-    /** A failure outside the stream's own parts, e.g. the stream itself throwing. */
+    /** A tool call's outcome: the call's end, and its result for the model. */
+    toolDone(toolCallId: string, toolName: string, outcome: ToolOutcome) {
+      if (outcome.ok) endTool(toolCallId, toolName, resultEnd(toolName, outcome.output));
+      else endTool(toolCallId, toolName, errorEnd(errorText(outcome.error), getErrorMessage(outcome.error)));
+    },
+
+    /** A message steered into the turn joins it here, before the next model call. */
+    steered(id: string, content: string) {
+      messages.push({ role: 'user', content });
+      emit({ type: 'user.message', data: { message_id: id, content, role: 'user' } });
+    },
+
+    /** A model call ended, and the tools it called: answers the step's messages and why the model stopped. */
+    finishStep(): { added: ModelMessage[]; finishReason: string | undefined } {
+      finishedSteps += 1;
+      lastFinishReason = stepFinishReason;
+      stepFinishReason = undefined;
+      return { added: finishStep(), finishReason: lastFinishReason };
+    },
+
+    /** A failure outside the stream's own parts, e.g. the model call itself failing. */
     fail(cause: unknown) {
       error ??= describeModelError(cause);
+    },
+
+    get failed(): boolean {
+      return error !== undefined;
     },
 
     /**
      * Ends the turn: every started tool call gets its end, partial text becomes a message, and the
      * error, if any and not caused by cancelling, is reported.
      */
-    close(cancelled: boolean) {
-      aborted ||= cancelled;
+    close(aborted: boolean) {
       for (const [toolCallId, toolName] of [...openTools]) {
         endTool(toolCallId, toolName, errorEnd(aborted ? 'cancelled' : 'interrupted'));
       }
       finishStep();
-      // The supervisor reports every message the turn took; each must be among the turn's messages.
-      for (const { id, content } of steeredSent) if (!steeredSeen.has(id)) addSteered(id, content);
       if (error && !aborted) emit({ type: 'error', data: error });
       return {
         messages,
@@ -178,6 +197,8 @@ export function createTurnRecorder(emit: (event: DraftEvent) => void, model: str
     },
   };
 }
+
+export type TurnRecorder = ReturnType<typeof createTurnRecorder>;
 
 interface ToolEnd {
   event: Omit<Extract<DraftEvent, { type: 'tool_call.end' }>['data'], 'tool_id'>;
@@ -199,8 +220,13 @@ function resultEnd(toolName: string, output: unknown): ToolEnd {
   return { event: { status: 'ok', output: text }, output: modelOutput };
 }
 
-function errorEnd(message: string): ToolEnd {
-  return { event: { status: 'error', error: message }, output: { type: 'error-text', value: message } };
+/** A failed call: the event says why, the model gets the error as the AI SDK words it (`Error: …`). */
+function errorEnd(message: string, forModel = message): ToolEnd {
+  return { event: { status: 'error', error: message }, output: { type: 'error-text', value: forModel } };
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function isShellResult(output: unknown): output is { exit_code: number; output: string } {
@@ -210,13 +236,4 @@ function isShellResult(output: unknown): output is { exit_code: number; output: 
     typeof (output as { exit_code?: unknown }).exit_code === 'number' &&
     typeof (output as { output?: unknown }).output === 'string'
   );
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function messageContent(message: { content: string | readonly { type: string; text?: string }[] }): string {
-  if (typeof message.content === 'string') return message.content;
-  return message.content.map((p) => (p.type === 'text' ? (p.text ?? '') : '')).join('');
 }

@@ -1,10 +1,9 @@
-import { gatewayModels } from '@paddock/harness';
-import type { LanguageModel } from 'ai';
+import { gatewayModels, type Models } from '@paddock/harness';
 import type { ApiTarget } from '../api-proxy.ts';
 import type { ThreadContext } from '../thread-sandbox.ts';
 
 /** A thread's models, by its id and token (see `SandboxBooterOptions.models`). */
-export type ThreadModels = (threadId: string, token: string) => (modelId: string) => LanguageModel;
+export type ThreadModels = (threadId: string, token: string) => Models;
 
 /**
  * What a thread's turns run with besides its sandbox: the sandbox's environment, the models, and the

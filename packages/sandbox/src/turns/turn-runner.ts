@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Harness, HarnessTurnInput, SandboxHands } from '@paddock/harness';
+import type { Harness, HarnessTurnInput, Models, SandboxHands } from '@paddock/harness';
 import {
   type DraftEvent,
   runIdVariable,
@@ -7,7 +7,7 @@ import {
   type TurnCommand,
   type TurnResult,
 } from '@paddock/protocol';
-import type { LanguageModel, ModelMessage } from 'ai';
+import type { ModelMessage } from 'ai';
 import type { SupervisorClient } from '../supervisor-link/supervisor-client.ts';
 import type { McpServers } from './mcp/mcp-servers.ts';
 import type { SandboxHarnesses } from './sandbox-harnesses.ts';
@@ -20,7 +20,7 @@ export interface TurnContext {
   env: Record<string, string>;
   /** The workspace, as the sandbox sees it. */
   workspaceDir: string;
-  models: (modelId: string) => LanguageModel;
+  models: Models;
   relay: { url: (server: string) => string; token: string };
 }
 
