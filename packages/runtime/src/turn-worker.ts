@@ -105,7 +105,13 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
   /** `stop` was called: no turn is adopted any more. */
   let ended = false;
   let claiming = false;
-  let again = false;
+  /**
+   * Why to claim: wakes not yet answered (each says this process may have queued a turn: one claimed
+   * answers one, one that finds none answers all before it), and sweeps (claim until none is left:
+   * turns another node queued, or that waited for a limit). Nothing asked, nothing is read.
+   */
+  let wakes = 0;
+  let sweeps = 0;
   let poller: NodeJS.Timeout | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
 
@@ -158,20 +164,21 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
   }
 
   async function drain(): Promise<void> {
-    if (claiming) {
-      again = true;
-      return;
-    }
+    // A drain under way sees what is asked meanwhile before it stops.
+    if (claiming) return;
     claiming = true;
     try {
-      do {
-        again = false;
-        while (!stopped && running.size < options.concurrency) {
-          const turn = await claim();
-          if (!turn) break;
-          run(turn);
+      while (!stopped && running.size < options.concurrency && wakes + sweeps > 0) {
+        const [wakesAsked, sweepsAsked] = [wakes, sweeps];
+        const turn = await claim();
+        if (!turn) {
+          wakes -= wakesAsked;
+          sweeps -= sweepsAsked;
+          continue;
         }
-      } while (again && !stopped);
+        if (wakes > 0) wakes -= 1;
+        run(turn);
+      }
     } catch (error) {
       options.log?.error({ err: error }, 'claiming a turn failed');
     } finally {
@@ -229,6 +236,7 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
     } catch (error) {
       options.log?.error({ err: error }, 'sweeping expired leases failed');
     }
+    sweeps += 1;
     await drain();
   }
 
@@ -245,7 +253,9 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
     wake() {
       // On the next turn of the event loop: whoever woke it (a request that stored an input) is
       // answered first, rather than after the turn's synchronous store work that the claim starts.
-      if (!stopped) setImmediate(() => void drain());
+      if (stopped) return;
+      wakes += 1;
+      setImmediate(() => void drain());
     },
     cancel(turnId) {
       const controller = running.get(turnId);
