@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { SandboxHands } from '@paddock/harness';
@@ -24,6 +25,9 @@ export function testSupervisor(): Promise<{ hands: SandboxHands; client: Supervi
       stdio: ['pipe', 'pipe', 'inherit'],
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
     });
+    // It ends with this process, and does not keep it alive (a script done with it exits).
+    child.unref();
+    for (const pipe of [child.stdin, child.stdout]) (pipe as Socket).unref();
     process.once('exit', () => {
       child.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
