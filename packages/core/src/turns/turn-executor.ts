@@ -7,7 +7,6 @@ import {
   findInput,
   findThread,
   findTurn,
-  listMessages,
   listQueuedInputs,
   lockThread,
   markInputsSubmitted,
@@ -25,7 +24,7 @@ import { giveBackInput } from '../threads/give-back-input.ts';
 import { inputMessages, inputModelOptions } from '../threads/input-receipt.ts';
 import type { QueuedMessage } from '../threads/queue-input.ts';
 import { updateThreadStatus } from '../threads/thread-status.ts';
-import { toConversation } from './conversation.ts';
+import { conversationCache } from './conversation-cache.ts';
 import { endTurn } from './end-turn.ts';
 import { turnEventWriter } from './event-writer.ts';
 import { isAdoptingHost, placeThread, SandboxUnavailableError, type TurnEventSink } from './sandbox-host.ts';
@@ -67,6 +66,8 @@ export function createTurnExecutor(services: ExecutorServices): TurnExecutor {
   const following = new Map<string, { handedOver: Promise<void>; handOver(): void }>();
   /** Deliveries under way per thread, so a Stop can answer once their outcome is known. */
   const delivering = new Map<string, Set<Promise<void>>>();
+  /** The conversations of the threads it ran lately: a follow-up reads only what is new. */
+  const conversations = conversationCache();
   /** Whether the runtime can interrupt the thread's turns safely (a test fault can say it cannot). */
   const canInterrupt = (threadId: string) =>
     services.faults.canInterrupt ? services.faults.canInterrupt(threadId) : sandboxes.canInterrupt(threadId);
@@ -228,7 +229,7 @@ export function createTurnExecutor(services: ExecutorServices): TurnExecutor {
         await ensureThreadSandbox(services, thread, agent, emit);
         services.turnTrace.mark(thread.id, 'sandbox_ready');
         if (signal.aborted) return cancelled;
-        const messages = toConversation(await listMessages(store.db, thread.id));
+        const messages = await conversations.read(store.db, thread.id);
         services.turnTrace.mark(thread.id, 'turn_sent');
         const running = sandboxes.runTurn(
           thread.id,

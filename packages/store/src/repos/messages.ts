@@ -19,6 +19,20 @@ export function listMessages(db: Db, threadId: string): Promise<MessageRow[]> {
     .execute();
 }
 
+/**
+ * The thread's messages after `position`, in order: what a conversation read up to there lacks. A
+ * transcript only grows, one thread's positions allocated under its lock, so none is missed.
+ */
+export function listMessagesAfter(db: Db, threadId: string, position: number): Promise<MessageRow[]> {
+  return db
+    .selectFrom('messages')
+    .selectAll()
+    .where('thread_id', '=', threadId)
+    .where('position', '>', position)
+    .orderBy('position')
+    .execute();
+}
+
 /** Rows for consecutive positions starting at `first`; a message without an id gets a new one. */
 export function newMessageRows(
   threadId: string,
