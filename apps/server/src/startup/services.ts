@@ -76,7 +76,7 @@ export function composeServices(
       maxLifetimeMs: config.PADDOCK_SANDBOX_MAX_LIFETIME_MS,
     },
     sandboxLimits: {
-      liveSandboxes: (orgId: string) => orgLimits(deployment.limits, 'live_sandboxes')?.(orgId),
+      liveSandboxes: orgLimits(deployment.limits, 'live_sandboxes'),
       leaseMs: config.PADDOCK_LEASE_TTL_MS,
     },
     uploads: {

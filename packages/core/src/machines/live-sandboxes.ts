@@ -16,8 +16,8 @@ import { PaddockError } from '../errors.ts';
 
 /** The deployment's limit on each organization's live sandboxes (deployment config `limits`). */
 export interface SandboxLimits {
-  /** The most live sandboxes the organization may have; undefined: no limit. */
-  liveSandboxes(orgId: string): number | undefined;
+  /** The most live sandboxes the organization may have (undefined: no limit); absent, none has one. */
+  liveSandboxes?: (orgId: string) => number | undefined;
   /** A sandbox counts as live this long after its host last said it runs (the run lease's TTL). */
   leaseMs: number;
 }
@@ -38,7 +38,7 @@ export async function admitSandbox(
   thread: { id?: string; team_id: string },
   kind: MachineKind,
 ): Promise<void> {
-  if (uncountedKinds.includes(kind)) return;
+  if (uncountedKinds.includes(kind) || !limits.liveSandboxes) return;
   const team = await findTeam(trx, thread.team_id);
   const limit = team && limits.liveSandboxes(team.org_id);
   if (!team || limit === undefined) return;
@@ -63,6 +63,7 @@ export async function admitSandbox(
 
 /** A new turn on a settled thread: its sandbox may have stopped while idle and boot again. */
 export async function admitThreadSandbox(trx: Db, limits: SandboxLimits, thread: ThreadRow): Promise<void> {
+  if (!limits.liveSandboxes) return;
   const agent = await findAgent(trx, thread.agent_id);
   if (agent) await admitSandbox(trx, limits, thread, agent.machine_kind as MachineKind);
 }

@@ -87,7 +87,7 @@ export async function acceptInput(
       const accepted = { messages, runStarted: false, turnId: null, replayed: false };
       return { accepted, events: await appendEvents(trx, threadId, null, drafts), steerInto: undefined };
     }
-    const target = run && request.steerable ? await steeringTarget(trx, threadId) : undefined;
+    const target = run && request.steerable ? await steeringTarget(trx, threadId, active) : undefined;
     const { input, messages } = await queueInput(trx, thread, request.messages, at, {
       run,
       inputId: request.inputId,
