@@ -102,14 +102,29 @@ export class TurnRunner {
       if (controller.signal.aborted) return cancelled();
       // Not awaited: the supervisor takes its frames in order, so every process the turn starts, and
       // a Stop's sweep, come after the run began there.
-      begun = this.#client.request({ op: 'run.begin', marker, kind: 'turn' });
-      begun.catch(() => {});
+      const begin = () => {
+        if (begun) return;
+        begun = this.#client.request({ op: 'run.begin', marker, kind: 'turn' });
+        begun.catch(() => {});
+      };
       const env = { ...context.env, [runIdVariable]: marker };
-      const turn = harness.runTurn(
-        harness.runsMcpServers
-          ? { ...input, mcpServers: command.mcp_servers, env }
-          : { ...input, mcp: this.#mcp, env },
-      );
+      let turn: Promise<TurnResult<ModelMessage>>;
+      if (harness.runsMcpServers) {
+        // An ACP program starts the turn's processes itself: its run begins with the turn.
+        begin();
+        turn = harness.runTurn({ ...input, mcpServers: command.mcp_servers, env });
+      } else {
+        // A loop of Paddock's own starts them through its hands: the run begins with the first, so a
+        // turn that starts none (an answer, file tools) asks nothing of the supervisor.
+        const sandbox: SandboxHands = {
+          ...input.sandbox,
+          spawn: (options) => {
+            if (!options.keep) begin();
+            return input.sandbox.spawn(options);
+          },
+        };
+        turn = harness.runTurn({ ...input, sandbox, mcp: this.#mcp, env });
+      }
       const result = await Promise.race([turn, afterAbort(controller.signal, interruptGraceMs)]);
       return inbox.taken.length ? { ...result, steeredIds: inbox.taken } : result;
     } catch (error) {
