@@ -157,9 +157,15 @@ export class HelperProcess {
     return new Promise((resolve, reject) => {
       const ok = stdin.write(frame, (error) => (error ? reject(error) : undefined));
       if (ok) return resolve();
-      // Until the pipe drains, or the helper is gone (the next write then fails).
-      stdin.once('drain', resolve);
-      this.child.once('close', resolve);
+      // Until the pipe drains, or the helper is gone (the next write then fails); whichever comes
+      // first takes the other's listener with it, so a long upload does not pile them up.
+      const done = () => {
+        stdin.off('drain', done);
+        this.child.off('close', done);
+        resolve();
+      };
+      stdin.once('drain', done);
+      this.child.once('close', done);
     });
   }
 }
