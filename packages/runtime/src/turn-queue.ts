@@ -8,8 +8,11 @@ import type { NodeSignals } from './node-signals.ts';
  * them. Start-up makes the worker before the server listens, so nothing asks an unserved queue.
  */
 export interface TurnQueue {
-  /** Looks for queued turns now (called after a turn is enqueued in this process). */
-  wake(): void;
+  /**
+   * Looks for queued turns now (called after a turn is enqueued in this process); with the thread
+   * whose turn was queued, looks for that one.
+   */
+  wake(threadId?: string): void;
   /** Aborts a turn the worker runs; answers whether it was running here. */
   cancel(turnId: string): boolean;
   /**
@@ -39,7 +42,7 @@ export function createTurnQueue(signals?: NodeSignals): ServedTurnQueue {
     if (signal.kind === 'cancel_turn') worker?.cancel(signal.turn_id);
   });
   return {
-    wake: () => worker?.wake(),
+    wake: (threadId) => worker?.wake(threadId),
     cancel: (turnId) => {
       if (worker?.cancel(turnId)) return true;
       signals?.send({ kind: 'cancel_turn', turn_id: turnId });

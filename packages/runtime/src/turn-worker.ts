@@ -8,6 +8,7 @@ import {
   findRunningTurnsOn,
   lockOrgForClaim,
   pickQueuedTurn,
+  pickQueuedTurnOf,
   type QueuedTurn,
   renewLease,
   type Store,
@@ -112,19 +113,30 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
    */
   let wakes = 0;
   let sweeps = 0;
+  /**
+   * Threads this process queued a turn for, woken by name: their turn is claimed by the thread's own
+   * index, not by a search of every queued turn. Only where nothing else decides which turn may run
+   * (no organization's limit, no thread homes); a wake by name is a plain wake otherwise.
+   */
+  const woken: string[] = [];
+  const byName = !options.runningTurnLimit && !(options.threadHomes && options.node);
   let poller: NodeJS.Timeout | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
 
   const leaseUntil = () => timestamp(new Date(Date.now() + options.leaseTtlMs));
 
-  async function claim(): Promise<TurnRow | undefined> {
+  /** Claims the oldest queued turn within the limits, or `threadId`'s queued turn. */
+  async function claim(threadId?: string): Promise<TurnRow | undefined> {
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         return await options.store.transaction(async (trx) => {
-          const turn = await pickWithinLimits(trx);
+          const turn: TurnRow | QueuedTurn | undefined =
+            threadId === undefined
+              ? await pickWithinLimits(trx)
+              : await pickQueuedTurnOf(trx, options.store.dialect, threadId);
           if (!turn) return undefined;
           const started = await startTurn(trx, turn.id, { owner, expiresAt: leaseUntil(), at: timestamp() });
-          const { org_id: _, ...row } = turn;
+          const { org_id: _, ...row } = turn as QueuedTurn;
           return started ? { ...row, status: 'running', lease_owner: owner } : undefined;
         });
       } catch (error) {
@@ -168,7 +180,13 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
     if (claiming) return;
     claiming = true;
     try {
-      while (!stopped && running.size < options.concurrency && wakes + sweeps > 0) {
+      while (!stopped && running.size < options.concurrency && woken.length + wakes + sweeps > 0) {
+        const threadId = woken.shift();
+        if (threadId !== undefined) {
+          const turn = await claim(threadId);
+          if (turn) run(turn);
+          continue;
+        }
         const [wakesAsked, sweepsAsked] = [wakes, sweeps];
         const turn = await claim();
         if (!turn) {
@@ -250,11 +268,12 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
       poller.unref();
       void sweep();
     },
-    wake() {
+    wake(threadId) {
       // On the next turn of the event loop: whoever woke it (a request that stored an input) is
       // answered first, rather than after the turn's synchronous store work that the claim starts.
       if (stopped) return;
-      wakes += 1;
+      if (threadId !== undefined && byName) woken.push(threadId);
+      else wakes += 1;
       setImmediate(() => void drain());
     },
     cancel(turnId) {

@@ -103,7 +103,7 @@ export async function acceptInput(
   });
   services.events.publish(events);
   if (accepted.runStarted || steerInto) services.turnTrace.mark(threadId, 'input_stored');
-  if (accepted.runStarted) services.turnQueue.wake();
+  if (accepted.runStarted) services.turnQueue.wake(threadId);
   if (steerInto) {
     // The answer acknowledges the durable input; delivery into the turn happens after it.
     void services.steering

@@ -91,7 +91,7 @@ export async function createThread(
   });
   if (handle.status === 'running') {
     services.turnTrace.mark(handle.thread_id, 'input_stored');
-    services.turnQueue.wake();
+    services.turnQueue.wake(handle.thread_id);
   }
   return handle;
 }
