@@ -90,29 +90,30 @@ func (r *runProcesses) begin(kind, marker string) *run {
 
 func (r *runProcesses) end(ended *run) { ended.endTicks = bootTicks() }
 
-// Kills every process the turn started (see the type); answers how many it killed. A sweep finds
-// those started since the last (a fork racing the kill); one killed but not yet dead is not
-// signalled again.
+// Kills every process the turn started (see the type); answers how many it killed. Each sweep stops
+// what it found before it kills any of it, so that none sees another die first (a shell waiting on
+// its job would return and exit on its own); a sweep finds those started since the last (a fork
+// racing the kill), and one killed but not yet dead is not signalled again.
 func (r *runProcesses) killTurn(turn *run) int {
-	signalled := map[int]bool{}
+	killed := map[int]bool{}
 	for round := 0; round < maxSweeps; round++ {
-		found := false
+		var stopped []int
 		for _, pid := range r.turnProcesses(turn) {
-			if signalled[pid] {
-				continue
-			}
-			found = true
-			signalled[pid] = true
 			// Gone already, or not ours to signal.
-			if syscall.Kill(pid, syscall.SIGKILL) != nil {
-				delete(signalled, pid)
+			if !killed[pid] && syscall.Kill(pid, syscall.SIGSTOP) == nil {
+				stopped = append(stopped, pid)
 			}
 		}
-		if !found {
+		if len(stopped) == 0 {
 			break
 		}
+		for _, pid := range stopped {
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				killed[pid] = true
+			}
+		}
 	}
-	return len(signalled)
+	return len(killed)
 }
 
 func (r *runProcesses) turnProcesses(turn *run) []int {
