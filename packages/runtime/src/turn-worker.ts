@@ -1,20 +1,13 @@
 import { newId, timestamp } from '@paddock/protocol';
 import {
   adoptTurn,
-  countRunningTurnsByOrg,
-  countRunningTurnsOfOrg,
-  type Db,
   findExpiredRunningTurns,
   findRunningTurnsOn,
-  lockOrgForClaim,
-  pickQueuedTurn,
-  pickQueuedTurnOf,
-  type QueuedTurn,
   renewLease,
   type Store,
-  startTurn,
   type TurnRow,
 } from '@paddock/store';
+import { turnClaimer } from './turn-claim.ts';
 import type { ServedTurnQueue, TurnQueue } from './turn-queue.ts';
 
 export interface TurnWorkerOptions {
@@ -125,55 +118,7 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
 
   const leaseUntil = () => timestamp(new Date(Date.now() + options.leaseTtlMs));
 
-  /** Claims the oldest queued turn within the limits, or `threadId`'s queued turn. */
-  async function claim(threadId?: string): Promise<TurnRow | undefined> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        return await options.store.transaction(async (trx) => {
-          const turn: TurnRow | QueuedTurn | undefined =
-            threadId === undefined
-              ? await pickWithinLimits(trx)
-              : await pickQueuedTurnOf(trx, options.store.dialect, threadId);
-          if (!turn) return undefined;
-          const started = await startTurn(trx, turn.id, { owner, expiresAt: leaseUntil(), at: timestamp() });
-          const { org_id: _, ...row } = turn as QueuedTurn;
-          return started ? { ...row, status: 'running', lease_owner: owner } : undefined;
-        });
-      } catch (error) {
-        // Another node claimed a turn of the same thread first: the unique index refused ours.
-        if (!isUniqueViolation(error)) throw error;
-      }
-    }
-    return undefined;
-  }
-
-  /**
-   * The oldest queued turn of an organization below its running-turn limit. The organization's
-   * count is taken again under its claim lock, which this transaction holds until the turn it
-   * starts is committed, so concurrent claimers on any node never start one past the limit.
-   */
-  async function pickWithinLimits(trx: Db): Promise<QueuedTurn | undefined> {
-    const limitOf = options.runningTurnLimit;
-    const { dialect } = options.store;
-    const node =
-      options.threadHomes && options.node
-        ? { id: options.node, now: timestamp(), newThreads: (await options.takesNewThreads?.()) ?? true }
-        : undefined;
-    if (!limitOf) return pickQueuedTurn(trx, dialect, [], node);
-    const full: string[] = [];
-    for (const [orgId, running] of await countRunningTurnsByOrg(trx)) {
-      const limit = limitOf(orgId);
-      if (limit !== undefined && running >= limit) full.push(orgId);
-    }
-    for (;;) {
-      const turn = await pickQueuedTurn(trx, dialect, full, node);
-      const limit = turn && limitOf(turn.org_id);
-      if (!turn || limit === undefined) return turn;
-      await lockOrgForClaim(trx, dialect, turn.org_id);
-      if ((await countRunningTurnsOfOrg(trx, turn.org_id)) < limit) return turn;
-      full.push(turn.org_id);
-    }
-  }
+  const claim = turnClaimer(options, owner, leaseUntil);
 
   async function drain(): Promise<void> {
     // A drain under way sees what is asked meanwhile before it stops.
@@ -304,13 +249,4 @@ export function createTurnWorker(options: TurnWorkerOptions): TurnWorker {
   };
   options.queue.serve(worker);
   return worker;
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  const e = error as { code?: string; message?: string };
-  return (
-    e?.code === '23505' ||
-    e?.code === 'SQLITE_CONSTRAINT_UNIQUE' ||
-    /UNIQUE constraint/.test(e?.message ?? '')
-  );
 }

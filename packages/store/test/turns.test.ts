@@ -9,7 +9,6 @@ import {
   insertInput,
   insertOrFindAgent,
   pickQueuedTurn,
-  pickQueuedTurnOf,
   releaseClaimedInput,
   type Store,
   setRunner,
@@ -49,21 +48,6 @@ describe.each(testDatabases())('store on $name', (database) => {
     const picked = await store.transaction((trx) => pickQueuedTurn(trx, store.dialect));
     expect(picked?.thread_id).not.toBe(threadId);
     await expect(startTurn(store.db, second.id, lease)).rejects.toThrow();
-  });
-
-  it("picks a thread's own queued turn, and none while the thread runs one", async () => {
-    const { threadId } = await seedThread(store);
-    const other = await seedThread(store);
-    await enqueueTurn(store.db, queuedTurnRow(other.threadId));
-    const pickOf = (id: string) => store.transaction((trx) => pickQueuedTurnOf(trx, store.dialect, id));
-    expect(await pickOf(threadId)).toBeUndefined();
-    const first = queuedTurnRow(threadId);
-    await enqueueTurn(store.db, first);
-    expect((await pickOf(threadId))?.id).toBe(first.id);
-    const lease = { owner: 'w', expiresAt: timestamp(new Date(Date.now() + 60_000)), at: timestamp() };
-    expect(await startTurn(store.db, first.id, lease)).toBe(true);
-    await enqueueTurn(store.db, queuedTurnRow(threadId));
-    expect(await pickOf(threadId)).toBeUndefined();
   });
 
   it('answers one agent for concurrent creates of the same spec', async () => {

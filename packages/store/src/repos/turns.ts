@@ -86,35 +86,6 @@ export async function pickQueuedTurn(
   return query.executeTakeFirst();
 }
 
-/**
- * The thread's queued turn, if it has none running: what a wake from the request that queued it
- * claims, by the thread's own index rather than a search of every queued turn. Locked as
- * `pickQueuedTurn` locks it.
- */
-export async function pickQueuedTurnOf(
-  db: Db,
-  dialect: Dialect,
-  threadId: string,
-): Promise<TurnRow | undefined> {
-  let query = db
-    .selectFrom('turns as t')
-    .selectAll('t')
-    .where('t.thread_id', '=', threadId)
-    .where('t.status', '=', 'queued')
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('turns as r')
-            .select(sql.lit(1).as('one'))
-            .where('r.thread_id', '=', threadId)
-            .where('r.status', '=', 'running'),
-        ),
-      ),
-    );
-  if (dialect === 'postgres') query = query.forUpdate('t').skipLocked();
-  return query.executeTakeFirst();
-}
-
 /** Running turns per organization, for the organizations that have any. */
 export async function countRunningTurnsByOrg(db: Db): Promise<Map<string, number>> {
   const rows = await db
