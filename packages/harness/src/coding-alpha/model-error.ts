@@ -1,4 +1,4 @@
-import { APICallError, RetryError } from 'ai';
+import { APICallError } from 'ai';
 
 export interface TurnError {
   code: string;
@@ -6,9 +6,8 @@ export interface TurnError {
   retryable: boolean;
 }
 
-/** The `error` event payload for a failed model call; after retries, the last attempt's error tells. */
-export function describeModelError(error: unknown): TurnError {
-  const cause = RetryError.isInstance(error) ? error.lastError : error;
+/** The `error` event payload for a failed model call (after retries, the last attempt's error). */
+export function describeModelError(cause: unknown): TurnError {
   return {
     code: 'model_error',
     message: messageOf(cause),

@@ -11,12 +11,7 @@ export async function insertMessages(db: Db, rows: MessageRow[]): Promise<void> 
 
 /** The whole conversation of a thread, in order. */
 export function listMessages(db: Db, threadId: string): Promise<MessageRow[]> {
-  return db
-    .selectFrom('messages')
-    .selectAll()
-    .where('thread_id', '=', threadId)
-    .orderBy('position')
-    .execute();
+  return listMessagesAfter(db, threadId, -1);
 }
 
 /**
